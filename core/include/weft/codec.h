@@ -1,0 +1,51 @@
+// weft/codec.h — turning one frame's bytes into a Document and messages back
+// into bytes. Two codecs share this interface: JSON (text, RFC 8259, UTF-8
+// only) and MessagePack (binary; `bin` values are first-class and decode to
+// json::binary_t, which the JSON codec cannot carry).
+//
+// A message encoded with either codec decodes to the same json value, except
+// that MessagePack has no lexemes: a non-integer numeric id travels as float64.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "weft/error.h"
+#include "weft/message.h"
+
+namespace weft {
+
+enum class CodecKind { Json, MessagePack };
+
+struct CodecLimits {
+  std::size_t max_depth = 64;  // nesting of arrays/objects, counting the top level as 1
+};
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+  virtual CodecKind kind() const = 0;
+
+  // Decodes exactly one document from `bytes` (the whole frame).
+  // Errors:
+  //  -32700 Parse error: malformed input, trailing bytes after the value,
+  //         invalid UTF-8 in a string (JSON and MessagePack str), truncation.
+  //         The message says what and at which byte offset.
+  //  -32600 Invalid Request: well-formed but nested deeper than max_depth
+  //         (decoding stops at that point; nothing deeper is built).
+  virtual Result<Document> decode(std::string_view bytes) const = 0;
+
+  // Appends the encoding of `out` to `buffer`. Never fails: strings with
+  // invalid UTF-8 are replaced (JSON) or sent as str bytes (MessagePack).
+  virtual void encode(const Outgoing& out, std::string& buffer) const = 0;
+};
+
+std::unique_ptr<Codec> make_codec(CodecKind kind, CodecLimits limits = {});
+
+// "json" / "msgpack" ↔ CodecKind; nullptr/false for an unknown name.
+const char* codec_name(CodecKind kind);
+bool parse_codec_name(std::string_view name, CodecKind& out);
+
+}  // namespace weft

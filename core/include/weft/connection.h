@@ -1,0 +1,57 @@
+// weft/connection.h — a Peer over a byte stream: framing + codec + endpoint.
+//
+// What a native host (or any byte transport) drives: bytes read from the wire
+// go into `feed`, bytes to write come out through `write`. Frame and decode
+// errors are answered on the wire as §5 requires (id null) and the stream
+// keeps going. Still sans-I/O: time is a value, nothing blocks.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "weft/codec.h"
+#include "weft/framing.h"
+#include "weft/peer.h"
+
+namespace weft {
+
+struct ConnectionOptions {
+  Framing framing = Framing::Lsp;
+  CodecKind codec = CodecKind::Json;
+  FramingLimits framing_limits;
+  CodecLimits codec_limits;
+  PeerLimits peer_limits;
+  std::optional<Millis> default_timeout;
+  std::function<void(std::string_view bytes)> write;  // required: framed bytes out
+  std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
+};
+
+class Connection {
+ public:
+  explicit Connection(ConnectionOptions options);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Peer& peer();
+
+  // Bytes from the wire, split anywhere.
+  void feed(std::string_view bytes, Millis now);
+  // End of input: a partial frame is answered -32700; pending calls stay
+  // pending (the write side may still be open) until close().
+  void finish(Millis now);
+
+  // Earliest of the peer's call deadlines and the frame read timeout.
+  std::optional<Millis> next_deadline() const;
+  void advance(Millis now);
+
+  void close(std::optional<Error> reason = std::nullopt);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace weft

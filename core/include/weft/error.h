@@ -1,0 +1,94 @@
+// weft/error.h — the one error value used everywhere in weft.
+//
+// weft never lets an exception escape its public API (Emscripten builds have
+// catching disabled by default), so every fallible call returns either a value
+// or an `Error` (see `Result<T>` below). An `Error` is exactly the JSON-RPC 2.0
+// error object (spec §5.1): an integer code, a short message, optional data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+namespace weft {
+
+using json = nlohmann::json;
+
+// Error codes. The first five are reserved by JSON-RPC 2.0 §5.1; -32800 is the
+// LSP "RequestCancelled" code; the rest are weft's own, inside the spec's
+// "-32000 to -32099 Server error" band so that peers treat them as
+// implementation-defined server errors.
+namespace code {
+inline constexpr int kParseError = -32700;      // invalid JSON / undecodable bytes
+inline constexpr int kInvalidRequest = -32600;  // not a valid Request object
+inline constexpr int kMethodNotFound = -32601;  // no such method
+inline constexpr int kInvalidParams = -32602;   // params do not match the method
+inline constexpr int kInternalError = -32603;   // the handler failed
+inline constexpr int kServerErrorFirst = -32099;
+inline constexpr int kServerErrorLast = -32000;
+inline constexpr int kServerError = -32000;     // generic application failure
+inline constexpr int kTimeout = -32001;         // outgoing request timed out
+inline constexpr int kClosed = -32002;          // endpoint/transport closed
+inline constexpr int kOverloaded = -32003;      // in-flight limit reached
+inline constexpr int kRequestCancelled = -32800;// LSP: request cancelled
+}  // namespace code
+
+struct Error {
+  int code = code::kInternalError;
+  std::string message;
+  std::optional<json> data;  // absent → no "data" member on the wire
+
+  Error() = default;
+  Error(int c, std::string m) : code(c), message(std::move(m)) {}
+  Error(int c, std::string m, json d)
+      : code(c), message(std::move(m)), data(std::move(d)) {}
+
+  friend bool operator==(const Error&, const Error&) = default;
+
+  // The error object as it appears on the wire (§5.1).
+  json to_json() const;
+};
+
+// The default message for a standard code ("Parse error", "Invalid Request", …).
+const char* default_message(int code);
+
+// Minimal expected<T, Error>: C++20 has no std::expected and weft must not throw.
+template <class T>
+class Result {
+ public:
+  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<0>(v_); }
+  const T& value() const { return std::get<0>(v_); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// Result<void>: success carries nothing.
+template <>
+class Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : e_(std::move(error)) {}
+  bool ok() const { return !e_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return *e_; }
+
+ private:
+  std::optional<Error> e_;
+};
+
+}  // namespace weft

@@ -1,0 +1,90 @@
+// weft/framing.h — streaming frame decoders and encoders.
+//
+// A byte stream (stdio, a socket) carries messages in frames. Each decoder is a
+// state machine fed arbitrary chunks (`feed`): bytes may be split anywhere and
+// one chunk may hold several frames. It reports complete frames and errors, in
+// stream order, to a FrameHandler. Errors are not sticky: every framing
+// resynchronises and keeps going, because a daemon must keep serving after one
+// bad frame (stdio ADR-010 "connection remains open").
+//
+// Framings:
+//  Lsp      "Content-Length: N\r\n[Content-Type: ...\r\n]\r\n" + N bytes (ADR-010)
+//  Ndjson   one message per line, '\n' terminated ('\r\n' accepted) (MCP stdio)
+//  Len32Be  4-byte big-endian length + payload (ash)
+//  Len32Le  4-byte little-endian length + payload (Meridian)
+//
+// The decoder never owns a clock: `now` is passed in and `deadline()` says when
+// the partial frame in progress expires (ADR-010: 30 s read timeout per frame).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "weft/error.h"
+
+namespace weft {
+
+using Millis = std::int64_t;  // host-supplied monotonic time, milliseconds
+
+enum class Framing { Lsp, Ndjson, Len32Be, Len32Le };
+
+struct FramingLimits {
+  std::size_t max_frame = 10u * 1000u * 1000u;  // payload bytes (ADR-010: 10 MB)
+  std::size_t max_header = 8192;                // Lsp header block bytes
+  Millis read_timeout = 30000;                  // per frame; 0 disables
+};
+
+struct FrameError {
+  Error error;
+  std::uint64_t offset = 0;  // stream byte offset where the problem was seen
+  // true: the peer should be answered with an error response whose id is null
+  // (oversize → -32600, bad Content-Type → -32600, length mismatch → -32700).
+  // false: only log it (a read timeout discarding a partial frame).
+  bool reply = true;
+};
+
+class FrameHandler {
+ public:
+  virtual ~FrameHandler() = default;
+  // `payload` is valid only during the call.
+  virtual void on_frame(std::string_view payload) = 0;
+  virtual void on_frame_error(const FrameError& error) = 0;
+};
+
+class FrameDecoder {
+ public:
+  virtual ~FrameDecoder() = default;
+  virtual Framing framing() const = 0;
+
+  // Consumes all of `bytes`. Oversized payloads are skipped as they stream
+  // past, never buffered. `now` starts the read timer of a new partial frame.
+  virtual void feed(std::string_view bytes, Millis now, FrameHandler& h) = 0;
+
+  // End of stream. A partial frame is an error (-32700, "length mismatch:
+  // EOF after k of N bytes"); for Ndjson an unterminated last line is a frame.
+  virtual void finish(FrameHandler& h) = 0;
+
+  // When the frame in progress times out; nullopt when idle or timeouts are off.
+  virtual std::optional<Millis> deadline() const = 0;
+
+  // If `now` >= deadline(): discard the partial frame and report it
+  // (reply = false), then continue with the next bytes as a new frame.
+  virtual void expire(Millis now, FrameHandler& h) = 0;
+
+  // True when no partial frame is buffered.
+  virtual bool idle() const = 0;
+};
+
+std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits = {});
+
+// Appends one frame holding `payload` to `out`. Lsp writes only Content-Length.
+void encode_frame(Framing f, std::string_view payload, std::string& out);
+
+const char* framing_name(Framing f);  // "lsp", "ndjson", "len32be", "len32le"
+bool parse_framing_name(std::string_view name, Framing& out);
+
+}  // namespace weft

@@ -1,0 +1,136 @@
+// weft/message.h — the JSON-RPC 2.0 message model and its validation.
+//
+// Four message shapes (spec §4 Request, §4.1 Notification, §5 Response) plus
+// batches (§6). `classify()` turns a decoded document into typed messages,
+// applying every validity rule of the spec; `write_json()` turns messages back
+// into bytes with the envelope written by hand, so ids are reproduced exactly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "weft/error.h"
+
+namespace weft {
+
+// A request id (§4: "a String, Number, or Null value"). Type and value are kept
+// exactly: integers that fit 64 bits are held as integers, and any other number
+// keeps the lexeme it arrived with (e.g. 1.50, 1e400, 123456789012345678901234)
+// so a response echoes it byte-for-byte instead of rounding it through double.
+class Id {
+ public:
+  enum class Kind : std::uint8_t { Null, Int, Uint, Number, String };
+
+  Id() = default;  // null
+  static Id null() { return Id(); }
+  static Id integer(std::int64_t v);
+  static Id unsigned_integer(std::uint64_t v);  // normalised to Int if it fits
+  static Id string(std::string s);
+  // `lexeme` must be a valid JSON number token; integers that fit are normalised.
+  static Id number(std::string lexeme);
+  // From a decoded JSON value (string, number or null); anything else → nullopt.
+  // `lexeme`, if given, is the number's source text (see Document::id_lexemes).
+  static std::optional<Id> from_json(const json& v, const std::string* lexeme = nullptr);
+
+  Kind kind() const { return kind_; }
+  bool is_null() const { return kind_ == Kind::Null; }
+  std::int64_t as_int() const { return i_; }
+  std::uint64_t as_uint() const { return u_; }
+  const std::string& text() const { return s_; }  // String value or Number lexeme
+
+  // Appends the id as JSON text, exactly as received.
+  void write_json(std::string& out) const;
+  // As a json value (a Number becomes a double: json values cannot hold lexemes).
+  json to_json() const;
+  std::string to_string() const;  // JSON text, for diagnostics
+
+  friend bool operator==(const Id& a, const Id& b);
+  std::size_t hash() const;
+
+ private:
+  Kind kind_ = Kind::Null;
+  std::int64_t i_ = 0;
+  std::uint64_t u_ = 0;
+  std::string s_;
+};
+
+struct IdHash {
+  std::size_t operator()(const Id& id) const { return id.hash(); }
+};
+
+struct Request {
+  Id id;
+  std::string method;
+  std::optional<json> params;  // absent, or an array/object (§4.2)
+};
+
+struct Notification {
+  std::string method;
+  std::optional<json> params;
+};
+
+struct Response {
+  Id id;                              // null only for errors that had no usable id
+  std::variant<json, Error> outcome;  // result (§5 "result") or error (§5.1)
+  bool is_error() const { return outcome.index() == 1; }
+};
+
+using Message = std::variant<Request, Notification, Response>;
+
+// A decoded document: the value plus the source lexemes of ids that are
+// non-integer numbers. index -1 is a single top-level object; i >= 0 is the
+// i-th element of a top-level batch array.
+struct IdLexeme {
+  int index;
+  std::string lexeme;
+};
+struct Document {
+  json value;
+  std::vector<IdLexeme> id_lexemes;
+};
+
+// One element of an incoming message after validation: a valid message, or a
+// rule violation that must be answered (`reply`) or only reported.
+struct Invalid {
+  Id id;         // the element's id when it was usable, else null (§5)
+  Error error;   // -32600 with a message that names the rule broken
+  bool reply;    // false for malformed *responses*: answering those could loop
+};
+using Item = std::variant<Request, Notification, Response, Invalid>;
+
+struct Incoming {
+  bool batch = false;       // the document was an array (§6)
+  std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
+};
+
+// Validates a document per JSON-RPC 2.0 §4–§6. Never fails: violations become
+// `Invalid` items. Rules enforced: "jsonrpc" must be exactly "2.0"; "method" a
+// string; "params", if present, an array or object; "id", if present, a
+// string, number or null; a response has exactly one of "result"/"error",
+// and an error object an integer "code" and string "message". A top-level
+// value that is neither object nor array is one Invalid; so is an empty array.
+// A batch longer than `max_batch` is one Invalid (-32600) as a whole.
+Incoming classify(const Document& doc, std::size_t max_batch = 1u << 16);
+
+// What the endpoint hands to the transport: one message, or a batch (§6).
+struct Outgoing {
+  std::vector<Message> messages;
+  bool batch = false;
+};
+
+// JSON text of a message: {"jsonrpc":"2.0",...} with members in spec order
+// ("method","params","id" / "result"|"error","id"). Strings with invalid UTF-8
+// are written with U+FFFD replacements rather than failing.
+void write_json(const Message& m, std::string& out);
+void write_json(const Outgoing& o, std::string& out);
+std::string to_json_text(const Message& m);
+
+// A message as a json value (for codecs other than JSON; ids per Id::to_json).
+json to_json_value(const Message& m);
+
+}  // namespace weft

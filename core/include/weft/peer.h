@@ -1,0 +1,205 @@
+// weft/peer.h — the bidirectional JSON-RPC 2.0 endpoint.
+//
+// One Peer both serves methods and makes requests over one connection. It is
+// sans-I/O: decoded documents go in (`receive`), messages to send come out
+// through the `send` callback, and time enters as a value (`now`); the host
+// asks `next_deadline()` and calls `advance(now)` when it passes. No threads,
+// no clock, no sockets: the browser event loop and Asio drive it alike.
+//
+// Not thread-safe: call it from one thread (or one JS event loop) only.
+// Callbacks (handlers, call completions, send) may re-enter the Peer.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/error.h"
+#include "weft/framing.h"  // Millis
+#include "weft/message.h"
+
+namespace weft {
+
+namespace detail {
+struct PeerState;
+}
+
+// -- Parameter declarations: let the core produce -32602 (§5.1). -----------
+enum class ParamType { Any, Null, Boolean, Integer, Number, String, Array, Object };
+
+struct Param {
+  std::string name;
+  ParamType type = ParamType::Any;
+  bool required = true;
+};
+
+// A method's parameters, accepted by position (array) or by name (object),
+// §4.2. When a spec is declared the handler always receives params as an
+// object keyed by name (positional arguments are mapped onto the names), so
+// one handler serves both forms. Errors (-32602, message names the param):
+// missing required, wrong type, too many positional, unknown name when
+// `allow_extra` is false, params given when the list is empty.
+struct ParamSpec {
+  std::vector<Param> params;
+  bool by_position = true;
+  bool by_name = true;
+  bool allow_extra = false;
+};
+
+// -- Serving -------------------------------------------------------------
+// Answers one incoming request, now or later. Move-only. If it is destroyed
+// unanswered the peer answers -32603 ("request dropped without a reply"), so
+// a request is never left hanging. Calls after the first answer, or after the
+// peer is gone, do nothing.
+class Reply {
+ public:
+  Reply() = default;
+  Reply(Reply&&) noexcept;
+  Reply& operator=(Reply&&) noexcept;
+  Reply(const Reply&) = delete;
+  Reply& operator=(const Reply&) = delete;
+  ~Reply();
+
+  void ok(json result);
+  void error(Error e);
+  void respond(Result<json> r);
+
+  // $/cancelRequest arrived for this request. The handler should stop and
+  // answer (LSP: with -32800); answering normally is allowed too.
+  bool cancelled() const;
+  // Called once when the request is cancelled (immediately if it already is).
+  void on_cancel(std::function<void()> f);
+  bool done() const { return slot_ == 0; }
+
+ private:
+  friend struct detail::PeerState;
+  Reply(std::weak_ptr<detail::PeerState> s, std::uint64_t slot) : state_(std::move(s)), slot_(slot) {}
+  void release();
+  std::weak_ptr<detail::PeerState> state_;
+  std::uint64_t slot_ = 0;
+};
+
+// What a handler learns about the call besides params.
+struct CallInfo {
+  const std::string& method;
+  const Id* id;  // nullptr for a notification
+};
+
+// Async handler: answer through `reply`, now or later. `params` is null when the
+// request had none (or normalised per ParamSpec).
+using MethodHandler = std::function<void(json params, Reply reply, const CallInfo& info)>;
+// Sync handler: the returned Result is the answer.
+using SyncHandler = std::function<Result<json>(const json& params)>;
+// Notification handler: never answered, even on failure (§4.1).
+using NotificationHandler = std::function<void(const json& params)>;
+
+struct MethodInfo {
+  std::string name;
+  bool notification;
+  std::optional<ParamSpec> spec;
+  std::string description;
+};
+
+// -- Calling -------------------------------------------------------------
+struct CallOptions {
+  std::optional<Millis> timeout;  // relative; nullopt → PeerOptions::default_timeout
+};
+
+// Completion of an outgoing request: the result, or an Error — the remote
+// error, or a local one: kTimeout, kClosed, kRequestCancelled, kOverloaded.
+using CallCallback = std::function<void(Result<json>)>;
+
+// One element of an outgoing batch; no callback ⇒ it is a notification.
+struct BatchEntry {
+  std::string method;
+  std::optional<json> params;
+  CallCallback done;  // empty → notification
+};
+
+// -- Events --------------------------------------------------------------
+struct Diagnostic {
+  enum class Kind {
+    UnknownResponse,     // response id matches no pending call (or a finished one)
+    InvalidResponse,     // malformed response object; never answered
+    UnhandledNotification,
+    NotificationFailed,  // a notification handler returned/threw an error
+    ErrorWithoutId,      // the other side sent an error response with id null
+    LateReply,           // a Reply answered after its request was cancelled/closed
+  };
+  Kind kind;
+  std::string message;
+};
+
+struct PeerLimits {
+  std::size_t max_in_flight = 4096;    // incoming requests being served; beyond → -32003
+  std::size_t max_pending = 65536;     // outgoing calls awaiting answers; beyond → -32003
+  std::size_t max_batch = 4096;        // elements of one incoming batch; beyond → -32600
+};
+
+struct PeerOptions {
+  PeerLimits limits;
+  std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
+  std::function<void(Outgoing&&)> send;   // required: a message/batch to transmit
+  std::function<void(const Diagnostic&)> diagnostic;  // optional
+};
+
+class Peer {
+ public:
+  explicit Peer(PeerOptions options);
+  ~Peer();  // pending calls are failed with kClosed; outstanding Replies go inert
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  // Registration. Re-registering a name replaces it. Names starting with "rpc."
+  // are reserved by §4 for rpc-internal methods; hosts use them for rpc.ping etc.
+  void method(std::string name, MethodHandler h, std::optional<ParamSpec> spec = std::nullopt,
+              std::string description = {});
+  void method(std::string name, SyncHandler h, std::optional<ParamSpec> spec = std::nullopt,
+              std::string description = {});
+  void notification(std::string name, NotificationHandler h,
+                    std::optional<ParamSpec> spec = std::nullopt);
+  bool remove(const std::string& name);
+  std::vector<MethodInfo> methods() const;
+
+  // Incoming. A decoded document: requests are dispatched, responses settle
+  // pending calls, $/cancelRequest cancels a request being served. Every
+  // violation is answered as §5 requires (or reported when it is a response).
+  void receive(const Document& doc, Millis now);
+  // The transport or codec failed to produce a document (parse error, oversize
+  // frame): answers an error response with id null, as §5 requires.
+  void receive_error(const Error& e);
+
+  // Outgoing. Ids are integers from 1 upward. Fails (without sending) with
+  // kClosed after close(), kOverloaded at max_pending, -32600 for an empty
+  // method name; params, if given, must be an array or object (-32602).
+  Result<Id> call(std::string method, std::optional<json> params, CallCallback done,
+                  CallOptions opts, Millis now);
+  Result<void> notify(std::string method, std::optional<json> params);
+  // Sends all entries as one batch (§6); each callback settles separately.
+  Result<std::vector<Id>> batch(std::vector<BatchEntry> entries, CallOptions opts, Millis now);
+
+  // Gives up on an outgoing call: its callback gets -32800 now, and the other
+  // side gets {"method":"$/cancelRequest","params":{"id":…}}. False if unknown.
+  bool cancel(const Id& id);
+
+  // Earliest timeout among pending calls; nullopt when none.
+  std::optional<Millis> next_deadline() const;
+  // Fails every call whose deadline <= now with kTimeout.
+  void advance(Millis now);
+
+  // Fails every pending call with `reason` (default kClosed "endpoint closed"),
+  // cancels requests being served, and refuses further calls. Idempotent.
+  void close(std::optional<Error> reason = std::nullopt);
+  bool closed() const;
+
+  std::size_t pending() const;    // outgoing calls awaiting a response
+  std::size_t in_flight() const;  // incoming requests not yet answered
+
+ private:
+  std::shared_ptr<detail::PeerState> s_;
+};
+
+}  // namespace weft

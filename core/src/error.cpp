@@ -1,0 +1,34 @@
+// Error helpers and the version string.
+#include "weft/error.h"
+#include "weft/weft.h"
+
+namespace weft {
+
+json Error::to_json() const {
+  json j = json::object();
+  j["code"] = code;
+  j["message"] = message;
+  if (data) j["data"] = *data;
+  return j;
+}
+
+const char* default_message(int c) {
+  switch (c) {
+    case code::kParseError: return "Parse error";
+    case code::kInvalidRequest: return "Invalid Request";
+    case code::kMethodNotFound: return "Method not found";
+    case code::kInvalidParams: return "Invalid params";
+    case code::kInternalError: return "Internal error";
+    case code::kTimeout: return "Request timed out";
+    case code::kClosed: return "Endpoint closed";
+    case code::kOverloaded: return "Too many requests in flight";
+    case code::kRequestCancelled: return "Request cancelled";
+    default:
+      return (c >= code::kServerErrorFirst && c <= code::kServerErrorLast) ? "Server error"
+                                                                           : "Error";
+  }
+}
+
+const char* version() { return WEFT_VERSION; }
+
+}  // namespace weft
