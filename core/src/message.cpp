@@ -1,0 +1,344 @@
+// The JSON-RPC 2.0 message model: ids, validation (§4–§6) and the JSON writer.
+#include "weft/message.h"
+
+#include <charconv>
+#include <cstring>
+#include <limits>
+
+#include "json_write.h"
+
+namespace weft {
+
+// ---- Id ---------------------------------------------------------------------
+
+Id Id::integer(std::int64_t v) {
+  Id id;
+  id.kind_ = Kind::Int;
+  id.i_ = v;
+  return id;
+}
+
+Id Id::unsigned_integer(std::uint64_t v) {
+  if (v <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    return integer(static_cast<std::int64_t>(v));
+  Id id;
+  id.kind_ = Kind::Uint;
+  id.u_ = v;
+  return id;
+}
+
+Id Id::string(std::string s) {
+  Id id;
+  id.kind_ = Kind::String;
+  id.s_ = std::move(s);
+  return id;
+}
+
+Id Id::number(std::string lexeme) {
+  // An integer lexeme that fits 64 bits is the same id as the integer, so that
+  // correlation does not depend on how the peer spelled it.
+  const bool integral = lexeme.find_first_of(".eE") == std::string::npos;
+  if (integral) {
+    const char* b = lexeme.data();
+    const char* e = b + lexeme.size();
+    std::int64_t i = 0;
+    if (auto r = std::from_chars(b, e, i); r.ec == std::errc() && r.ptr == e) return integer(i);
+    std::uint64_t u = 0;
+    if (auto r = std::from_chars(b, e, u); r.ec == std::errc() && r.ptr == e) return unsigned_integer(u);
+  }
+  Id id;
+  id.kind_ = Kind::Number;
+  id.s_ = std::move(lexeme);
+  return id;
+}
+
+std::optional<Id> Id::from_json(const json& v, const std::string* lexeme) {
+  switch (v.type()) {
+    case json::value_t::null: return Id();
+    case json::value_t::string: return string(v.get_ref<const std::string&>());
+    case json::value_t::number_integer: return integer(v.get_ref<const json::number_integer_t&>());
+    case json::value_t::number_unsigned:
+      return unsigned_integer(v.get_ref<const json::number_unsigned_t&>());
+    case json::value_t::number_float: {
+      if (lexeme) return number(*lexeme);
+      // No source text (e.g. MessagePack float64): the shortest text that
+      // round-trips the double is the best exact rendering there is.
+      return number(v.dump());
+    }
+    default: return std::nullopt;
+  }
+}
+
+void Id::write_json(std::string& out) const {
+  switch (kind_) {
+    case Kind::Null: out += "null"; break;
+    case Kind::Int: {
+      char buf[24];
+      auto r = std::to_chars(buf, buf + sizeof buf, i_);
+      out.append(buf, r.ptr);
+      break;
+    }
+    case Kind::Uint: {
+      char buf[24];
+      auto r = std::to_chars(buf, buf + sizeof buf, u_);
+      out.append(buf, r.ptr);
+      break;
+    }
+    case Kind::Number: out += s_; break;
+    case Kind::String: detail::write_json_string(s_, out); break;
+  }
+}
+
+json Id::to_json() const {
+  switch (kind_) {
+    case Kind::Null: return nullptr;
+    case Kind::Int: return i_;
+    case Kind::Uint: return u_;
+    case Kind::Number: {
+      double d = 0;
+      std::from_chars(s_.data(), s_.data() + s_.size(), d);
+      return d;
+    }
+    case Kind::String: return s_;
+  }
+  return nullptr;
+}
+
+std::string Id::to_string() const {
+  std::string s;
+  write_json(s);
+  return s;
+}
+
+bool operator==(const Id& a, const Id& b) {
+  if (a.kind_ != b.kind_) return false;
+  switch (a.kind_) {
+    case Id::Kind::Null: return true;
+    case Id::Kind::Int: return a.i_ == b.i_;
+    case Id::Kind::Uint: return a.u_ == b.u_;
+    default: return a.s_ == b.s_;
+  }
+}
+
+std::size_t Id::hash() const {
+  const std::size_t k = static_cast<std::size_t>(kind_) * 0x9e3779b97f4a7c15ull;
+  switch (kind_) {
+    case Kind::Null: return k;
+    case Kind::Int: return k ^ std::hash<std::int64_t>{}(i_);
+    case Kind::Uint: return k ^ std::hash<std::uint64_t>{}(u_);
+    default: return k ^ std::hash<std::string>{}(s_);
+  }
+}
+
+// ---- Validation (§4 Request object, §5 Response object, §6 Batch) ------------
+
+namespace {
+
+const char* type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::string: return "a string";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "a number";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::binary: return "binary data";
+    default: return "an invalid value";
+  }
+}
+
+Invalid invalid(Id id, std::string what, bool reply = true) {
+  return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
+}
+
+bool has_version(const json& obj) {
+  auto it = obj.find("jsonrpc");
+  return it != obj.end() && it->is_string() && it->get_ref<const std::string&>() == "2.0";
+}
+
+// §5: "id ... MUST be the same as the value of the id member in the Request";
+// an id that is not a String, Number or Null cannot be echoed, so it is null.
+Item classify_request(const json& obj, const std::string* lexeme) {
+  std::optional<Id> id;
+  auto idit = obj.find("id");
+  if (idit != obj.end()) {
+    id = Id::from_json(*idit, lexeme);
+    if (!id)
+      return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") +
+                               type_name(*idit));
+  }
+  const Id reply_id = id.value_or(Id());
+  if (!has_version(obj)) return invalid(reply_id, "\"jsonrpc\" must be exactly \"2.0\"");
+  const json& method = *obj.find("method");
+  if (!method.is_string())
+    return invalid(reply_id, std::string("\"method\" must be a string, got ") + type_name(method));
+  std::optional<json> params;
+  if (auto p = obj.find("params"); p != obj.end()) {
+    // §4.2: "If present, parameters for the rpc call MUST be provided as a
+    // Structured value. Either by-position through an Array or by-name through an Object."
+    if (!p->is_array() && !p->is_object())
+      return invalid(reply_id,
+                     std::string("\"params\" must be an array or an object, got ") + type_name(*p));
+    params = *p;
+  }
+  if (id) return Request{std::move(*id), method.get_ref<const std::string&>(), std::move(params)};
+  return Notification{method.get_ref<const std::string&>(), std::move(params)};
+}
+
+// Malformed responses are reported, never answered: answering a response
+// with an error could make two peers bounce errors at each other forever.
+Item classify_response(const json& obj, const std::string* lexeme) {
+  auto idit = obj.find("id");
+  std::optional<Id> id;
+  if (idit != obj.end()) id = Id::from_json(*idit, lexeme);
+  const Id rid = id.value_or(Id());
+  if (!has_version(obj)) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
+  if (!id) return invalid(rid, "response has no usable \"id\"", false);
+  auto res = obj.find("result");
+  auto err = obj.find("error");
+  if ((res != obj.end()) == (err != obj.end()))
+    return invalid(rid, "response must have exactly one of \"result\" and \"error\"", false);
+  if (res != obj.end()) return Response{std::move(*id), *res};
+  // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
+  if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
+  auto c = err->find("code");
+  auto m = err->find("message");
+  if (c == err->end() || !(c->is_number_integer()) ||
+      (c->is_number_unsigned() && c->get<json::number_unsigned_t>() > INT32_MAX) ||
+      (c->is_number_integer() && !c->is_number_unsigned() &&
+       (c->get<json::number_integer_t>() < INT32_MIN || c->get<json::number_integer_t>() > INT32_MAX)))
+    return invalid(rid, "error \"code\" must be an integer", false);
+  if (m == err->end() || !m->is_string()) return invalid(rid, "error \"message\" must be a string", false);
+  Error e(static_cast<int>(c->get<json::number_integer_t>()), m->get<std::string>());
+  if (auto d = err->find("data"); d != err->end()) e.data = *d;
+  return Response{std::move(*id), std::move(e)};
+}
+
+Item classify_one(const json& v, const std::string* lexeme) {
+  if (!v.is_object()) return invalid(Id(), std::string("expected an object, got ") + type_name(v));
+  if (v.contains("method")) return classify_request(v, lexeme);
+  if (v.contains("result") || v.contains("error")) return classify_response(v, lexeme);
+  auto idit = v.find("id");
+  std::optional<Id> id;
+  if (idit != v.end()) id = Id::from_json(*idit, lexeme);
+  return invalid(id.value_or(Id()), "no \"method\" member");
+}
+
+const std::string* lexeme_for(const Document& doc, int index) {
+  for (const auto& l : doc.id_lexemes)
+    if (l.index == index) return &l.lexeme;
+  return nullptr;
+}
+
+}  // namespace
+
+Incoming classify(const Document& doc, std::size_t max_batch) {
+  Incoming in;
+  const json& v = doc.value;
+  if (!v.is_array()) {
+    in.items.push_back(classify_one(v, lexeme_for(doc, -1)));
+    return in;
+  }
+  // §6: "If the batch rpc call itself fails to be recognized as an valid JSON
+  // or as an Array with at least one value, the response from the Server MUST
+  // be a single Response object."
+  if (v.empty()) {
+    in.items.push_back(invalid(Id(), "empty batch array"));
+    return in;
+  }
+  if (v.size() > max_batch) {
+    in.items.push_back(invalid(Id(), "batch of " + std::to_string(v.size()) +
+                                         " messages exceeds the limit of " + std::to_string(max_batch)));
+    return in;
+  }
+  in.batch = true;
+  in.items.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    in.items.push_back(classify_one(v[i], lexeme_for(doc, static_cast<int>(i))));
+  return in;
+}
+
+// ---- Writing ----------------------------------------------------------------
+
+void write_json(const Message& m, std::string& out) {
+  out += R"({"jsonrpc":"2.0",)";
+  if (auto* r = std::get_if<Request>(&m)) {
+    out += R"("method":)";
+    detail::write_json_string(r->method, out);
+    if (r->params) {
+      out += R"(,"params":)";
+      detail::write_json_value(*r->params, out);
+    }
+    out += R"(,"id":)";
+    r->id.write_json(out);
+  } else if (auto* n = std::get_if<Notification>(&m)) {
+    out += R"("method":)";
+    detail::write_json_string(n->method, out);
+    if (n->params) {
+      out += R"(,"params":)";
+      detail::write_json_value(*n->params, out);
+    }
+  } else {
+    const auto& resp = std::get<Response>(m);
+    if (resp.is_error()) {
+      const Error& e = std::get<Error>(resp.outcome);
+      out += R"("error":{"code":)";
+      out += std::to_string(e.code);
+      out += R"(,"message":)";
+      detail::write_json_string(e.message, out);
+      if (e.data) {
+        out += R"(,"data":)";
+        detail::write_json_value(*e.data, out);
+      }
+      out += '}';
+    } else {
+      out += R"("result":)";
+      detail::write_json_value(std::get<json>(resp.outcome), out);
+    }
+    out += R"(,"id":)";
+    resp.id.write_json(out);
+  }
+  out += '}';
+}
+
+void write_json(const Outgoing& o, std::string& out) {
+  if (!o.batch) {
+    for (const auto& m : o.messages) write_json(m, out);
+    return;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < o.messages.size(); ++i) {
+    if (i) out += ',';
+    write_json(o.messages[i], out);
+  }
+  out += ']';
+}
+
+std::string to_json_text(const Message& m) {
+  std::string s;
+  write_json(m, s);
+  return s;
+}
+
+json to_json_value(const Message& m) {
+  json j = json::object();
+  j["jsonrpc"] = "2.0";
+  if (auto* r = std::get_if<Request>(&m)) {
+    j["method"] = r->method;
+    if (r->params) j["params"] = *r->params;
+    j["id"] = r->id.to_json();
+  } else if (auto* n = std::get_if<Notification>(&m)) {
+    j["method"] = n->method;
+    if (n->params) j["params"] = *n->params;
+  } else {
+    const auto& resp = std::get<Response>(m);
+    if (resp.is_error()) j["error"] = std::get<Error>(resp.outcome).to_json();
+    else j["result"] = std::get<json>(resp.outcome);
+    j["id"] = resp.id.to_json();
+  }
+  return j;
+}
+
+}  // namespace weft
