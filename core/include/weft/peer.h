@@ -128,6 +128,8 @@ struct Diagnostic {
     NotificationFailed,  // a notification handler returned/threw an error
     ErrorWithoutId,      // the other side sent an error response with id null
     LateReply,           // a Reply answered after its request was cancelled/closed
+    BadFrame,            // (Connection) a frame or its payload was rejected; answered
+                         // with an id-null error when the framing rule says so
   };
   Kind kind;
   std::string message;

@@ -1,0 +1,88 @@
+// Connection: bytes → frames → documents → Peer, and back out again.
+#include "weft/connection.h"
+
+namespace weft {
+
+struct Connection::Impl final : FrameHandler {
+  ConnectionOptions opts;
+  std::unique_ptr<FrameDecoder> decoder;
+  std::unique_ptr<Codec> codec;
+  std::unique_ptr<Peer> peer;
+  Millis now = 0;
+  std::string body;   // reused encode buffer
+  std::string frame;  // reused frame buffer
+
+  explicit Impl(ConnectionOptions o) : opts(std::move(o)) {
+    decoder = make_decoder(opts.framing, opts.framing_limits);
+    codec = make_codec(opts.codec, opts.codec_limits);
+    PeerOptions po;
+    po.limits = opts.peer_limits;
+    po.default_timeout = opts.default_timeout;
+    po.send = [this](Outgoing&& out) { send(out); };
+    po.diagnostic = opts.diagnostic;
+    peer = std::make_unique<Peer>(std::move(po));
+  }
+
+  void send(const Outgoing& out) {
+    body.clear();
+    codec->encode(out, body);
+    frame.clear();
+    encode_frame(opts.framing, body, frame);
+    if (opts.write) opts.write(frame);
+  }
+
+  void report(const Error& e, std::uint64_t offset) {
+    if (opts.diagnostic)
+      opts.diagnostic(Diagnostic{Diagnostic::Kind::BadFrame,
+                                 e.message + " (code " + std::to_string(e.code) + ", byte " +
+                                     std::to_string(offset) + ")"});
+  }
+
+  void on_frame(std::string_view payload) override {
+    Result<Document> doc = codec->decode(payload);
+    if (!doc) {
+      report(doc.error(), 0);
+      // §5: a request that could not be parsed is answered with id null.
+      peer->receive_error(doc.error());
+      return;
+    }
+    peer->receive(*doc, now);
+  }
+
+  void on_frame_error(const FrameError& e) override {
+    report(e.error, e.offset);
+    if (e.reply) peer->receive_error(e.error);
+  }
+};
+
+Connection::Connection(ConnectionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Connection::~Connection() = default;
+
+Peer& Connection::peer() { return *impl_->peer; }
+
+void Connection::feed(std::string_view bytes, Millis now) {
+  impl_->now = now;
+  impl_->decoder->feed(bytes, now, *impl_);
+}
+
+void Connection::finish(Millis now) {
+  impl_->now = now;
+  impl_->decoder->finish(*impl_);
+}
+
+std::optional<Millis> Connection::next_deadline() const {
+  auto a = impl_->peer->next_deadline();
+  auto b = impl_->decoder->deadline();
+  if (a && b) return std::min(*a, *b);
+  return a ? a : b;
+}
+
+void Connection::advance(Millis now) {
+  impl_->now = now;
+  impl_->decoder->expire(now, *impl_);
+  impl_->peer->advance(now);
+}
+
+void Connection::close(std::optional<Error> reason) { impl_->peer->close(std::move(reason)); }
+
+}  // namespace weft

@@ -1,0 +1,82 @@
+// The example methods of JSON-RPC 2.0 §7, served identically by every weft
+// build so the shared vectors and the demos agree byte for byte.
+#include "weft/demo.h"
+
+namespace weft {
+namespace {
+
+// Integers stay integers (§7 shows 19, not 19.0); anything else is a double.
+json subtract(const json& a, const json& b) {
+  if (a.is_number_integer() && b.is_number_integer() && !a.is_number_unsigned() &&
+      !b.is_number_unsigned()) {
+    const auto x = a.get<std::int64_t>(), y = b.get<std::int64_t>();
+    std::int64_t r;
+    if (!__builtin_sub_overflow(x, y, &r)) return r;
+  }
+  return a.get<double>() - b.get<double>();
+}
+
+}  // namespace
+
+void register_demo_methods(Peer& peer) {
+  ParamSpec two_numbers;
+  two_numbers.params = {{"minuend", ParamType::Number}, {"subtrahend", ParamType::Number}};
+  peer.method(
+      "subtract",
+      SyncHandler([](const json& p) -> Result<json> { return subtract(p["minuend"], p["subtrahend"]); }),
+      two_numbers, "minuend - subtrahend, by position or by name");
+
+  peer.method(
+      "sum",
+      SyncHandler([](const json& p) -> Result<json> {
+        if (!p.is_array())
+          return Error(code::kInvalidParams, "Invalid params: sum takes an array of numbers");
+        std::int64_t isum = 0;
+        double dsum = 0;
+        bool integral = true;
+        for (const auto& v : p) {
+          if (!v.is_number())
+            return Error(code::kInvalidParams, "Invalid params: sum takes an array of numbers, got " +
+                                                   std::string(v.type_name()));
+          dsum += v.get<double>();
+          if (integral && v.is_number_integer() && !v.is_number_unsigned()) {
+            if (__builtin_add_overflow(isum, v.get<std::int64_t>(), &isum)) integral = false;
+          } else {
+            integral = false;
+          }
+        }
+        if (integral) return json(isum);
+        return json(dsum);
+      }),
+      std::nullopt, "the sum of an array of numbers");
+
+  for (const char* sink : {"update", "notify_hello", "notify_sum"})
+    peer.notification(sink, [](const json&) {});
+
+  ParamSpec none;
+  peer.method(
+      "get_data", SyncHandler([](const json&) -> Result<json> { return json::array({"hello", 5}); }),
+      none, "returns [\"hello\", 5]");
+
+  peer.method(
+      "echo", SyncHandler([](const json& p) -> Result<json> { return p; }), std::nullopt,
+      "returns its params unchanged");
+
+  ParamSpec fail_spec;
+  fail_spec.params = {{"code", ParamType::Integer},
+                      {"message", ParamType::String},
+                      {"data", ParamType::Any, false}};
+  peer.method(
+      "fail",
+      SyncHandler([](const json& p) -> Result<json> {
+        const auto c = p["code"];
+        if (c.is_number_unsigned() || c.get<std::int64_t>() < INT32_MIN || c.get<std::int64_t>() > INT32_MAX)
+          return Error(code::kInvalidParams, "Invalid params: \"code\" must fit a 32-bit integer");
+        Error e(static_cast<int>(c.get<std::int64_t>()), p["message"].get<std::string>());
+        if (auto d = p.find("data"); d != p.end()) e.data = *d;
+        return e;
+      }),
+      fail_spec, "answers with exactly the error it is given");
+}
+
+}  // namespace weft

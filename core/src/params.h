@@ -1,0 +1,15 @@
+// Private: checking params against a ParamSpec (§4.2, -32602 per §5.1).
+#pragma once
+
+#include <optional>
+
+#include "weft/peer.h"
+
+namespace weft::detail {
+
+// Returns params normalised to an object keyed by parameter name, or a -32602
+// Error whose message names the offending parameter. Absent params count as
+// an empty list.
+Result<json> check_params(const ParamSpec& spec, const std::optional<json>& params);
+
+}  // namespace weft::detail

@@ -1,0 +1,483 @@
+// The bidirectional endpoint: dispatch of incoming requests (§4, §6),
+// correlation of responses (§5), timeouts and cancellation ($/cancelRequest).
+#include "weft/peer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "params.h"
+#include "peer_state.h"
+
+namespace weft {
+namespace detail {
+
+void PeerState::emit(Outgoing&& o) {
+  if (opts.send) opts.send(std::move(o));
+}
+
+void PeerState::diag(Diagnostic::Kind k, std::string msg) {
+  if (opts.diagnostic) opts.diagnostic(Diagnostic{k, std::move(msg)});
+}
+
+void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r) {
+  if (batch == 0) {
+    Outgoing o;
+    o.messages.emplace_back(std::move(r));
+    emit(std::move(o));
+    return;
+  }
+  auto it = batches.find(batch);
+  if (it == batches.end()) return;  // closed meanwhile
+  it->second.slots[index] = std::move(r);
+  release_batch(batch);
+}
+
+void PeerState::release_batch(std::uint64_t batch) {
+  auto it = batches.find(batch);
+  if (it == batches.end() || --it->second.remaining > 0) return;
+  // §6: the batch's answers leave together as one array; a batch that held
+  // only notifications gets nothing at all ("the Server MUST NOT return an
+  // empty Array and should return nothing at all").
+  Outgoing o;
+  o.batch = true;
+  for (auto& s : it->second.slots)
+    if (s) o.messages.emplace_back(std::move(*s));
+  batches.erase(it);
+  if (!o.messages.empty()) emit(std::move(o));
+}
+
+void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
+  auto it = serving.find(slot);
+  if (it == serving.end()) {
+    diag(Diagnostic::Kind::LateReply, "reply after the request was closed; dropped");
+    return;
+  }
+  Serving s = std::move(it->second);
+  serving.erase(it);
+  auto range = serving_ids.equal_range(s.id);
+  for (auto i = range.first; i != range.second; ++i)
+    if (i->second == slot) {
+      serving_ids.erase(i);
+      break;
+    }
+  if (s.discard) {
+    if (!r.ok())
+      diag(Diagnostic::Kind::NotificationFailed,
+           "notification handler failed: " + std::to_string(r.error().code) + " " + r.error().message);
+    return;
+  }
+  --answering;
+  Response resp{std::move(s.id), {}};
+  if (r.ok()) resp.outcome = std::move(r.value());
+  else resp.outcome = r.error();
+  answer(s.batch, s.index, std::move(resp));
+}
+
+void PeerState::cancel_serving(const Id& id) {
+  auto range = serving_ids.equal_range(id);
+  std::vector<std::uint64_t> slots;
+  for (auto i = range.first; i != range.second; ++i) slots.push_back(i->second);
+  for (auto slot : slots) {
+    auto it = serving.find(slot);
+    if (it == serving.end() || it->second.cancelled) continue;
+    it->second.cancelled = true;
+    if (auto f = std::move(it->second.on_cancel)) f();  // may re-enter and reply
+  }
+}
+
+void PeerState::settle(const Id& id, Result<json>&& r) {
+  auto it = pending.find(id);
+  if (it == pending.end()) {
+    if (id.is_null() && !r.ok())
+      diag(Diagnostic::Kind::ErrorWithoutId, "the other side reported an error with id null: " +
+                                                 std::to_string(r.error().code) + " " + r.error().message);
+    else
+      diag(Diagnostic::Kind::UnknownResponse,
+           "response for id " + id.to_string() + " matches no pending request; dropped");
+    return;
+  }
+  CallCallback done = std::move(it->second.done);
+  if (it->second.deadline != deadlines.end()) deadlines.erase(it->second.deadline);
+  pending.erase(it);
+  if (done) done(std::move(r));
+}
+
+}  // namespace detail
+
+using detail::PeerState;
+
+// ---- Reply ------------------------------------------------------------------
+
+Reply::Reply(Reply&& o) noexcept : state_(std::move(o.state_)), slot_(std::exchange(o.slot_, 0)) {}
+
+Reply& Reply::operator=(Reply&& o) noexcept {
+  if (this != &o) {
+    release();
+    state_ = std::move(o.state_);
+    slot_ = std::exchange(o.slot_, 0);
+  }
+  return *this;
+}
+
+// A request must never be left hanging: an unanswered Reply answers -32603.
+Reply::~Reply() { release(); }
+
+void Reply::release() {
+  if (slot_ == 0) return;
+  respond(Error(code::kInternalError, "Internal error: request dropped without a reply"));
+}
+
+void Reply::ok(json result) { respond(std::move(result)); }
+void Reply::error(Error e) { respond(std::move(e)); }
+
+void Reply::respond(Result<json> r) {
+  const std::uint64_t slot = std::exchange(slot_, 0);
+  if (slot == 0) return;
+  if (auto s = state_.lock()) s->complete(slot, std::move(r));
+}
+
+bool Reply::cancelled() const {
+  auto s = state_.lock();
+  if (!s) return true;
+  auto it = s->serving.find(slot_);
+  return it == s->serving.end() || it->second.cancelled;
+}
+
+void Reply::on_cancel(std::function<void()> f) {
+  auto s = state_.lock();
+  if (!s || !f) return;
+  auto it = s->serving.find(slot_);
+  if (it == s->serving.end()) return;
+  if (it->second.cancelled) f();
+  else it->second.on_cancel = std::move(f);
+}
+
+// ---- Peer -------------------------------------------------------------------
+
+Peer::Peer(PeerOptions options) : s_(std::make_shared<PeerState>(std::move(options))) {}
+
+Peer::~Peer() { close(); }
+
+void Peer::method(std::string name, MethodHandler h, std::optional<ParamSpec> spec,
+                  std::string description) {
+  detail::Registered r;
+  r.async = std::move(h);
+  r.spec = std::move(spec);
+  r.description = std::move(description);
+  s_->methods[std::move(name)] = std::move(r);
+}
+
+void Peer::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec,
+                  std::string description) {
+  detail::Registered r;
+  r.sync = std::move(h);
+  r.spec = std::move(spec);
+  r.description = std::move(description);
+  s_->methods[std::move(name)] = std::move(r);
+}
+
+void Peer::notification(std::string name, NotificationHandler h, std::optional<ParamSpec> spec) {
+  detail::Registered r;
+  r.notification = true;
+  r.notify = std::move(h);
+  r.spec = std::move(spec);
+  s_->methods[std::move(name)] = std::move(r);
+}
+
+bool Peer::remove(const std::string& name) { return s_->methods.erase(name) > 0; }
+
+std::vector<MethodInfo> Peer::methods() const {
+  std::vector<MethodInfo> out;
+  out.reserve(s_->methods.size());
+  for (const auto& [name, r] : s_->methods) out.push_back({name, r.notification, r.spec, r.description});
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+namespace {
+
+// Handlers are user code. Natively a throwing handler becomes -32603 instead
+// of unwinding through the peer; under Emscripten (no exception catching)
+// these compile away and a throw aborts, as it would anywhere in that build.
+#if defined(__cpp_exceptions)
+#define WEFT_GUARDED(body, on_error)                                                \
+  try {                                                                             \
+    body;                                                                           \
+  } catch (const std::exception& ex) {                                              \
+    on_error(Error(code::kInternalError, std::string("Internal error: ") + ex.what())); \
+  } catch (...) {                                                                   \
+    on_error(Error(code::kInternalError, "Internal error: handler threw"));         \
+  }
+#else
+#define WEFT_GUARDED(body, on_error) body;
+#endif
+
+// Dispatches one valid request or notification. `batch`/`index` place its
+// answer; `reply` is false for notifications (§4.1: never answered).
+void dispatch(PeerState& s, std::string& method, std::optional<json>& params, const Id* id,
+              std::uint64_t batch, std::size_t index) {
+  const bool answer = id != nullptr;
+  auto fail = [&](Error e) {
+    if (answer) s.answer(batch, index, Response{*id, std::move(e)});
+    else s.diag(Diagnostic::Kind::NotificationFailed,
+                "notification \"" + method + "\" failed: " + e.message);
+  };
+
+  auto it = s.methods.find(method);
+  if (it == s.methods.end() || (answer && it->second.notification)) {
+    if (!answer) {
+      // LSP: "$/" notifications may be ignored by servers that do not know them.
+      s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
+      return;
+    }
+    return fail(Error(code::kMethodNotFound, "Method not found: " + method));
+  }
+  if (answer && s.answering >= s.opts.limits.max_in_flight)
+    return fail(Error(code::kOverloaded, "Too many requests in flight (limit " +
+                                             std::to_string(s.opts.limits.max_in_flight) + ")"));
+  const detail::Registered& r = it->second;
+
+  json p;
+  if (r.spec) {
+    auto checked = detail::check_params(*r.spec, params);
+    if (!checked) return fail(checked.error());
+    p = std::move(checked.value());
+  } else if (params) {
+    p = std::move(*params);
+  }
+
+  if (r.notification) {
+    auto h = r.notify;  // copy: the handler may re-register itself
+    WEFT_GUARDED(h(p), fail)
+    return;
+  }
+  if (r.sync) {
+    auto h = r.sync;
+    Result<json> out = Error(code::kInternalError, "Internal error");
+    auto set = [&](Error e) { out = std::move(e); };
+    WEFT_GUARDED(out = h(p), set)
+    if (answer) {
+      Response resp{*id, {}};
+      if (out.ok()) resp.outcome = std::move(out.value());
+      else resp.outcome = out.error();
+      s.answer(batch, index, std::move(resp));
+    } else if (!out.ok()) {
+      fail(out.error());
+    }
+    return;
+  }
+  const std::uint64_t slot = s.next_slot++;
+  detail::Serving sv;
+  sv.id = answer ? *id : Id();
+  sv.batch = batch;
+  sv.index = index;
+  sv.discard = !answer;
+  s.serving.emplace(slot, std::move(sv));
+  if (answer) {
+    ++s.answering;
+    s.serving_ids.emplace(*id, slot);
+  }
+  auto h = r.async;
+  const CallInfo info{method, id};
+  Reply reply = s.make_reply(slot);
+  // If the handler throws, its Reply is destroyed while unwinding and answers
+  // -32603 itself; nothing more to do here.
+  auto ignore = [](Error) {};
+  WEFT_GUARDED(h(std::move(p), std::move(reply), info), ignore)
+}
+
+}  // namespace
+
+void Peer::receive(const Document& doc, Millis now) {
+  (void)now;  // time only matters to outgoing calls, via advance()
+  auto self = s_;  // a handler may destroy the Peer; keep the state alive
+  PeerState& s = *self;
+  Incoming in = classify(doc, s.opts.limits.max_batch);
+
+  std::uint64_t batch = 0;
+  if (in.batch) {
+    batch = s.next_batch++;
+    auto& acc = s.batches[batch];
+    acc.slots.resize(in.items.size());
+    acc.remaining = 1;  // guard: nothing leaves before every element is dispatched
+  }
+  auto count = [&] {
+    if (batch) ++s.batches[batch].remaining;
+  };
+
+  for (std::size_t i = 0; i < in.items.size(); ++i) {
+    Item& item = in.items[i];
+    if (auto* rq = std::get_if<Request>(&item)) {
+      count();
+      dispatch(s, rq->method, rq->params, &rq->id, batch, i);
+    } else if (auto* n = std::get_if<Notification>(&item)) {
+      if (n->method == "$/cancelRequest") {
+        // LSP: params {id}; cancelling something already answered is a no-op.
+        if (n->params && n->params->is_object())
+          if (auto idv = n->params->find("id"); idv != n->params->end())
+            if (auto id = Id::from_json(*idv)) s.cancel_serving(*id);
+        continue;
+      }
+      dispatch(s, n->method, n->params, nullptr, batch, i);
+    } else if (auto* r = std::get_if<Response>(&item)) {
+      Result<json> res = r->is_error() ? Result<json>(std::get<Error>(std::move(r->outcome)))
+                                       : Result<json>(std::get<json>(std::move(r->outcome)));
+      s.settle(r->id, std::move(res));
+    } else {
+      auto& bad = std::get<Invalid>(item);
+      if (!bad.reply) {
+        s.diag(Diagnostic::Kind::InvalidResponse, bad.error.message);
+        continue;
+      }
+      count();
+      s.answer(batch, i, Response{std::move(bad.id), std::move(bad.error)});
+    }
+  }
+  // Release the guard; if every answer is already in, the batch leaves now.
+  if (batch) s.release_batch(batch);
+}
+
+void Peer::receive_error(const Error& e) {
+  // §5: "If there was an error in detecting the id in the Request object
+  // (e.g. Parse error/Invalid Request), it MUST be Null."
+  s_->answer(0, 0, Response{Id(), e});
+}
+
+Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallback done,
+                      CallOptions opts, Millis now) {
+  PeerState& s = *s_;
+  if (s.closed) return Error(code::kClosed, "Endpoint closed");
+  if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
+  if (params && !params->is_array() && !params->is_object())
+    return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+  if (s.pending.size() >= s.opts.limits.max_pending)
+    return Error(code::kOverloaded, "Too many pending requests (limit " +
+                                        std::to_string(s.opts.limits.max_pending) + ")");
+  Id id = Id::integer(s.next_id++);
+  detail::Pending p;
+  p.done = std::move(done);
+  p.deadline = s.deadlines.end();
+  p.method = method;
+  if (auto t = opts.timeout ? opts.timeout : s.opts.default_timeout) {
+    p.timeout = *t;
+    p.deadline = s.deadlines.emplace(now + *t, id);
+  }
+  s.pending.emplace(id, std::move(p));
+  Outgoing o;
+  o.messages.emplace_back(Request{id, std::move(method), std::move(params)});
+  auto self = s_;
+  s.emit(std::move(o));  // a loopback transport may settle the call in here
+  return id;
+}
+
+Result<void> Peer::notify(std::string method, std::optional<json> params) {
+  if (s_->closed) return Error(code::kClosed, "Endpoint closed");
+  if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
+  if (params && !params->is_array() && !params->is_object())
+    return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+  Outgoing o;
+  o.messages.emplace_back(Notification{std::move(method), std::move(params)});
+  s_->emit(std::move(o));
+  return {};
+}
+
+Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions opts, Millis now) {
+  PeerState& s = *s_;
+  if (s.closed) return Error(code::kClosed, "Endpoint closed");
+  if (entries.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty batch");
+  std::size_t calls = 0;
+  for (const auto& e : entries) {
+    if (e.method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
+    if (e.params && !e.params->is_array() && !e.params->is_object())
+      return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+    calls += e.done ? 1 : 0;
+  }
+  if (s.pending.size() + calls > s.opts.limits.max_pending)
+    return Error(code::kOverloaded, "Too many pending requests (limit " +
+                                        std::to_string(s.opts.limits.max_pending) + ")");
+  std::vector<Id> ids;
+  Outgoing o;
+  o.batch = true;
+  const auto t = opts.timeout ? opts.timeout : s.opts.default_timeout;
+  for (auto& e : entries) {
+    if (!e.done) {
+      o.messages.emplace_back(Notification{std::move(e.method), std::move(e.params)});
+      continue;
+    }
+    Id id = Id::integer(s.next_id++);
+    detail::Pending p;
+    p.done = std::move(e.done);
+    p.deadline = s.deadlines.end();
+    p.method = e.method;
+    if (t) {
+      p.timeout = *t;
+      p.deadline = s.deadlines.emplace(now + *t, id);
+    }
+    s.pending.emplace(id, std::move(p));
+    ids.push_back(id);
+    o.messages.emplace_back(Request{id, std::move(e.method), std::move(e.params)});
+  }
+  auto self = s_;
+  s.emit(std::move(o));
+  return ids;
+}
+
+bool Peer::cancel(const Id& id) {
+  auto self = s_;
+  PeerState& s = *self;
+  if (s.pending.find(id) == s.pending.end()) return false;
+  // LSP $/cancelRequest: the other side may stop work; its answer, if any,
+  // will then find no pending call and be dropped with a diagnostic.
+  Outgoing o;
+  o.messages.emplace_back(Notification{"$/cancelRequest", json{{"id", id.to_json()}}});
+  s.emit(std::move(o));
+  s.settle(id, Error(code::kRequestCancelled, "Request cancelled"));
+  return true;
+}
+
+std::optional<Millis> Peer::next_deadline() const {
+  if (s_->deadlines.empty()) return std::nullopt;
+  return s_->deadlines.begin()->first;
+}
+
+void Peer::advance(Millis now) {
+  auto self = s_;
+  PeerState& s = *self;
+  // One at a time: a callback may add or settle other calls.
+  while (!s.deadlines.empty() && s.deadlines.begin()->first <= now) {
+    Id id = s.deadlines.begin()->second;
+    auto it = s.pending.find(id);
+    std::string msg = "Request timed out after " + std::to_string(it->second.timeout) + " ms: " +
+                      it->second.method;
+    s.settle(id, Error(code::kTimeout, std::move(msg)));
+  }
+}
+
+void Peer::close(std::optional<Error> reason) {
+  auto self = s_;
+  PeerState& s = *self;
+  if (s.closed) return;
+  s.closed = true;
+  Error why = reason ? *reason : Error(code::kClosed, "Endpoint closed");
+  // Requests being served: tell their handlers, then forget them; a late
+  // answer is dropped with a diagnostic (there is nobody to send it to).
+  std::vector<Id> serving;
+  for (auto& [slot, sv] : s.serving)
+    if (!sv.discard) serving.push_back(sv.id);
+  for (const auto& id : serving) s.cancel_serving(id);
+  s.serving.clear();
+  s.serving_ids.clear();
+  s.batches.clear();
+  s.answering = 0;
+  // Every pending call fails with the reason, in id order for determinism.
+  std::vector<Id> ids;
+  for (const auto& [id, p] : s.pending) ids.push_back(id);
+  std::sort(ids.begin(), ids.end(), [](const Id& a, const Id& b) { return a.as_int() < b.as_int(); });
+  for (const auto& id : ids) s.settle(id, Error(why));
+}
+
+bool Peer::closed() const { return s_->closed; }
+std::size_t Peer::pending() const { return s_->pending.size(); }
+std::size_t Peer::in_flight() const { return s_->answering; }
+
+}  // namespace weft
