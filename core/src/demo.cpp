@@ -5,11 +5,24 @@
 namespace weft {
 namespace {
 
+// nlohmann parses non-negative integers as unsigned; both kinds count as
+// integers as long as they fit int64.
+bool as_int64(const json& v, std::int64_t& out) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) return false;
+    out = static_cast<std::int64_t>(u);
+    return true;
+  }
+  if (!v.is_number_integer()) return false;
+  out = v.get<std::int64_t>();
+  return true;
+}
+
 // Integers stay integers (§7 shows 19, not 19.0); anything else is a double.
 json subtract(const json& a, const json& b) {
-  if (a.is_number_integer() && b.is_number_integer() && !a.is_number_unsigned() &&
-      !b.is_number_unsigned()) {
-    const auto x = a.get<std::int64_t>(), y = b.get<std::int64_t>();
+  std::int64_t x, y;
+  if (as_int64(a, x) && as_int64(b, y)) {
     std::int64_t r;
     if (!__builtin_sub_overflow(x, y, &r)) return r;
   }
@@ -39,8 +52,9 @@ void register_demo_methods(Peer& peer) {
             return Error(code::kInvalidParams, "Invalid params: sum takes an array of numbers, got " +
                                                    std::string(v.type_name()));
           dsum += v.get<double>();
-          if (integral && v.is_number_integer() && !v.is_number_unsigned()) {
-            if (__builtin_add_overflow(isum, v.get<std::int64_t>(), &isum)) integral = false;
+          std::int64_t i;
+          if (integral && as_int64(v, i)) {
+            if (__builtin_add_overflow(isum, i, &isum)) integral = false;
           } else {
             integral = false;
           }

@@ -459,16 +459,17 @@ void Peer::close(std::optional<Error> reason) {
   if (s.closed) return;
   s.closed = true;
   Error why = reason ? *reason : Error(code::kClosed, "Endpoint closed");
-  // Requests being served: tell their handlers, then forget them; a late
-  // answer is dropped with a diagnostic (there is nobody to send it to).
-  std::vector<Id> serving;
+  // Requests being served: forget them first, then tell their handlers, so
+  // an answer given from on_cancel finds no slot and is dropped with a
+  // LateReply diagnostic instead of being sent on a closed endpoint.
+  std::vector<std::function<void()>> cancels;
   for (auto& [slot, sv] : s.serving)
-    if (!sv.discard) serving.push_back(sv.id);
-  for (const auto& id : serving) s.cancel_serving(id);
+    if (sv.on_cancel) cancels.push_back(std::move(sv.on_cancel));
   s.serving.clear();
   s.serving_ids.clear();
   s.batches.clear();
   s.answering = 0;
+  for (auto& f : cancels) f();
   // Every pending call fails with the reason, in id order for determinism.
   std::vector<Id> ids;
   for (const auto& [id, p] : s.pending) ids.push_back(id);
