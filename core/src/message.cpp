@@ -2,6 +2,7 @@
 #include "weft/message.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -95,9 +96,9 @@ json Id::to_json() const {
     case Kind::Int: return i_;
     case Kind::Uint: return u_;
     case Kind::Number: {
-      double d = 0;
-      std::from_chars(s_.data(), s_.data() + s_.size(), d);
-      return d;
+      // libc++ 14 (Emscripten 3.1.6) has no floating-point from_chars; the
+      // lexeme is a validated JSON number, which strtod reads in the C locale.
+      return std::strtod(s_.c_str(), nullptr);
     }
     case Kind::String: return s_;
   }
