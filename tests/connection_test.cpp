@@ -1,0 +1,167 @@
+// A Peer over bytes: framing + codec + endpoint, both directions, every
+// framing with every codec, and the wire answers to bad frames (ADR-010, §5).
+#include <catch2/catch.hpp>
+
+#include "weft/demo.h"
+#include "weft/weft.h"
+
+using namespace weft;
+
+namespace {
+
+struct End {
+  std::string wire;  // bytes this end wrote
+  std::vector<Diagnostic> diags;
+  std::unique_ptr<Connection> conn;
+  End(Framing f, CodecKind c, FramingLimits fl = {}, CodecLimits cl = {}) {
+    ConnectionOptions o;
+    o.framing = f;
+    o.codec = c;
+    o.framing_limits = fl;
+    o.codec_limits = cl;
+    o.write = [this](std::string_view b) { wire.append(b); };
+    o.diagnostic = [this](const Diagnostic& d) { diags.push_back(d); };
+    conn = std::make_unique<Connection>(std::move(o));
+  }
+  std::string take() { return std::exchange(wire, {}); }
+};
+
+const Framing kFramings[] = {Framing::Lsp, Framing::Ndjson, Framing::Len32Be, Framing::Len32Le};
+const CodecKind kCodecs[] = {CodecKind::Json, CodecKind::MessagePack};
+
+}  // namespace
+
+TEST_CASE("every framing and codec round-trips calls, at every split point of the stream", "[connection]") {
+  for (Framing f : kFramings) {
+    for (CodecKind c : kCodecs) {
+      DYNAMIC_SECTION(framing_name(f) << " + " << codec_name(c)) {
+        End client(f, c);
+        std::vector<std::string> results;
+        auto keep = [&](Result<json> r) { results.push_back(r.ok() ? r.value().dump() : r.error().message); };
+        REQUIRE(client.conn->peer().call("subtract", json::array({42, 23}), keep, {}, 0).ok());
+        REQUIRE(client.conn->peer().call("echo", json{{"s", "h\xC3\xA9llo"}, {"n", nullptr}}, keep, {}, 0).ok());
+        REQUIRE(client.conn->peer().notify("update", json::array({1})).ok());
+        REQUIRE(client.conn->peer().call("nope", std::nullopt, keep, {}, 0).ok());
+        const std::string requests = client.take();
+
+        // The server's answer must not depend on where the reads split.
+        std::string reference;
+        for (std::size_t cut = 0; cut <= requests.size(); ++cut) {
+          End server(f, c);
+          register_demo_methods(server.conn->peer());
+          server.conn->feed(std::string_view(requests).substr(0, cut), 0);
+          server.conn->feed(std::string_view(requests).substr(cut), 0);
+          if (cut == 0) reference = server.wire;
+          INFO("split at byte " << cut);
+          REQUIRE(server.wire == reference);
+        }
+        // Answers fed back byte by byte settle every call.
+        for (char ch : reference) client.conn->feed(std::string_view(&ch, 1), 0);
+        CHECK(results == std::vector<std::string>{"19", R"({"n":null,"s":"héllo"})", "Method not found: nope"});
+        CHECK(client.conn->peer().pending() == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("binary params travel as MessagePack bin and come back as binary", "[connection][msgpack]") {
+  End client(Framing::Len32Le, CodecKind::MessagePack);
+  End server(Framing::Len32Le, CodecKind::MessagePack);
+  register_demo_methods(server.conn->peer());
+  json got;
+  const json blob = json::binary({0, 1, 2, 255, 0});
+  REQUIRE(client.conn->peer().call("echo", json::array({blob}), [&](Result<json> r) { got = r.value(); }, {}, 0).ok());
+  server.conn->feed(client.take(), 0);
+  client.conn->feed(server.take(), 0);
+  REQUIRE(got.is_array());
+  CHECK(got[0].is_binary());
+  CHECK(got[0] == blob);
+}
+
+TEST_CASE("an undecodable frame is answered -32700 with id null and the stream goes on", "[connection]") {
+  End server(Framing::Ndjson, CodecKind::Json);
+  register_demo_methods(server.conn->peer());
+  server.conn->feed("{not json\n{\"jsonrpc\":\"2.0\",\"method\":\"get_data\",\"id\":1}\n", 0);
+  const std::string out = server.take();
+  CHECK(out.find(R"({"jsonrpc":"2.0","error":{"code":-32700,)") == 0);
+  CHECK(out.find(R"("id":null})") != std::string::npos);
+  CHECK(out.find(R"({"jsonrpc":"2.0","result":["hello",5],"id":1})") != std::string::npos);
+  REQUIRE_FALSE(server.diags.empty());
+  CHECK(server.diags[0].kind == Diagnostic::Kind::BadFrame);
+}
+
+TEST_CASE("nesting deeper than the limit is answered -32600 with id null", "[connection][limits]") {
+  CodecLimits cl;
+  cl.max_depth = 8;
+  End server(Framing::Ndjson, CodecKind::Json, {}, cl);
+  register_demo_methods(server.conn->peer());
+  std::string deep = R"({"jsonrpc":"2.0","method":"echo","id":1,"params":)" + std::string(20, '[') +
+                     std::string(20, ']') + "}\n";
+  server.conn->feed(deep, 0);
+  CHECK(server.take().find(R"({"jsonrpc":"2.0","error":{"code":-32600,)") == 0);
+}
+
+TEST_CASE("LSP: a body over the size limit is answered -32600 id null and skipped", "[connection][lsp]") {
+  FramingLimits fl;
+  fl.max_frame = 64;
+  End server(Framing::Lsp, CodecKind::Json, fl);
+  register_demo_methods(server.conn->peer());
+  const std::string big(100, 'x');
+  const std::string ok = R"({"jsonrpc":"2.0","method":"get_data","id":2})";
+  server.conn->feed("Content-Length: 100\r\n\r\n" + big + "Content-Length: " + std::to_string(ok.size()) +
+                        "\r\n\r\n" + ok,
+                    0);
+  const std::string out = server.take();
+  CHECK(out.find(R"("error":{"code":-32600,)") != std::string::npos);
+  CHECK(out.find(R"("id":null})") != std::string::npos);
+  CHECK(out.find(R"({"jsonrpc":"2.0","result":["hello",5],"id":2})") != std::string::npos);
+}
+
+TEST_CASE("LSP: a wrong Content-Type is answered -32600", "[connection][lsp]") {
+  End server(Framing::Lsp, CodecKind::Json);
+  register_demo_methods(server.conn->peer());
+  const std::string body = R"({"jsonrpc":"2.0","method":"get_data","id":1})";
+  server.conn->feed("Content-Length: " + std::to_string(body.size()) +
+                        "\r\nContent-Type: application/vscode-jsonrpc; charset=latin1\r\n\r\n" + body,
+                    0);
+  const std::string out = server.take();
+  CHECK(out.find(R"("error":{"code":-32600,)") != std::string::npos);
+  CHECK(out.find("hello") == std::string::npos);
+}
+
+TEST_CASE("LSP: EOF inside a body is a length mismatch, answered -32700", "[connection][lsp]") {
+  End server(Framing::Lsp, CodecKind::Json);
+  server.conn->feed("Content-Length: 50\r\n\r\n{\"jsonrpc\"", 0);
+  CHECK(server.wire.empty());
+  server.conn->finish(0);
+  CHECK(server.take().find(R"("error":{"code":-32700,)") != std::string::npos);
+}
+
+TEST_CASE("a partial frame times out after the read timeout and the stream goes on", "[connection][time]") {
+  FramingLimits fl;
+  fl.read_timeout = 30000;
+  End server(Framing::Lsp, CodecKind::Json, fl);
+  register_demo_methods(server.conn->peer());
+  server.conn->feed("Content-Length: 10\r\n\r\n{\"js", 1000);
+  REQUIRE(server.conn->next_deadline() == 31000);
+  server.conn->advance(30999);
+  CHECK(server.diags.empty());
+  server.conn->advance(31000);
+  REQUIRE(server.diags.size() == 1);
+  CHECK(server.diags[0].kind == Diagnostic::Kind::BadFrame);
+  CHECK(server.wire.empty());  // ADR-010: discard and log; nothing is answered
+  const std::string ok = R"({"jsonrpc":"2.0","method":"get_data","id":3})";
+  server.conn->feed("Content-Length: " + std::to_string(ok.size()) + "\r\n\r\n" + ok, 40000);
+  CHECK(server.take() == "Content-Length: 45\r\n\r\n" + std::string(R"({"jsonrpc":"2.0","result":["hello",5],"id":3})"));
+}
+
+TEST_CASE("the connection deadline is the earlier of call timeouts and frame timeouts", "[connection][time]") {
+  End client(Framing::Len32Be, CodecKind::Json);
+  CHECK_FALSE(client.conn->next_deadline());
+  REQUIRE(client.conn->peer().call("x", std::nullopt, {}, CallOptions{500}, 0).ok());
+  CHECK(client.conn->next_deadline() == 500);
+  client.conn->feed(std::string("\0\0\0\x10{", 5), 100);  // partial frame: 100 + 30000
+  CHECK(client.conn->next_deadline() == 500);
+  client.conn->advance(500);
+  CHECK(client.conn->next_deadline() == 30100);
+}

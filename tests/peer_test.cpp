@@ -1,0 +1,291 @@
+// Peer rules that need code rather than a vector: Reply lifetime, limits,
+// re-entrancy, outgoing batches, deadlines.
+#include <catch2/catch.hpp>
+
+#include "weft/demo.h"
+#include "weft/weft.h"
+
+using namespace weft;
+
+namespace {
+
+struct Loop {
+  std::vector<std::string> sent;
+  std::vector<Diagnostic::Kind> diags;
+  std::unique_ptr<Peer> peer;
+  explicit Loop(PeerLimits limits = {}, std::optional<Millis> default_timeout = std::nullopt) {
+    PeerOptions o;
+    o.limits = limits;
+    o.default_timeout = default_timeout;
+    o.send = [this](Outgoing&& m) {
+      std::string s;
+      write_json(m, s);
+      sent.push_back(std::move(s));
+    };
+    o.diagnostic = [this](const Diagnostic& d) { diags.push_back(d.kind); };
+    peer = std::make_unique<Peer>(std::move(o));
+  }
+  void in(const std::string& text, Millis now = 0) {
+    Document d;
+    d.value = json::parse(text);
+    peer->receive(d, now);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a Reply dropped unanswered answers -32603", "[peer]") {
+  Loop l;
+  l.peer->method("drop", MethodHandler([](json, Reply, const CallInfo&) {}));
+  l.in(R"({"jsonrpc":"2.0","method":"drop","id":1})");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] ==
+        R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: request dropped without a reply"},"id":1})");
+  CHECK(l.peer->in_flight() == 0);
+}
+
+TEST_CASE("a Reply that outlives its Peer is inert", "[peer]") {
+  Reply kept;
+  {
+    Loop l;
+    l.peer->method("keep", MethodHandler([&](json, Reply r, const CallInfo&) { kept = std::move(r); }));
+    l.in(R"({"jsonrpc":"2.0","method":"keep","id":1})");
+    CHECK(l.peer->in_flight() == 1);
+  }
+  CHECK(kept.cancelled());
+  kept.ok(1);  // must not crash or send anything
+  CHECK(kept.done());
+}
+
+TEST_CASE("a second answer from the same Reply is ignored", "[peer]") {
+  Loop l;
+  l.peer->method("twice", MethodHandler([](json, Reply r, const CallInfo&) {
+    r.ok(1);
+    r.ok(2);
+    r.error(Error(code::kServerError, "x"));
+  }));
+  l.in(R"({"jsonrpc":"2.0","method":"twice","id":1})");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":1,"id":1})");
+}
+
+TEST_CASE("on_cancel registered after cancellation runs at once", "[peer]") {
+  Loop l;
+  Reply held;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held = std::move(r); }));
+  l.in(R"({"jsonrpc":"2.0","method":"hold","id":"h"})");
+  l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"h"}})");
+  CHECK(held.cancelled());
+  bool ran = false;
+  held.on_cancel([&] { ran = true; });
+  CHECK(ran);
+  held.ok("finished anyway");  // LSP allows a normal answer after cancellation
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":"finished anyway","id":"h"})");
+}
+
+#if defined(__cpp_exceptions)
+TEST_CASE("a handler that throws is answered -32603, not unwound through the peer", "[peer]") {
+  Loop l;
+  l.peer->method("boom", SyncHandler([](const json&) -> Result<json> { throw std::runtime_error("kaput"); }));
+  l.in(R"({"jsonrpc":"2.0","method":"boom","id":1})");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: kaput"},"id":1})");
+}
+#endif
+
+TEST_CASE("the in-flight limit answers -32003 and frees up as answers leave", "[peer][limits]") {
+  PeerLimits lim;
+  lim.max_in_flight = 2;
+  Loop l(lim);
+  std::vector<Reply> held;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held.push_back(std::move(r)); }));
+  for (int i = 1; i <= 3; ++i) l.in(R"({"jsonrpc":"2.0","method":"hold","id":)" + std::to_string(i) + "}");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] ==
+        R"j({"jsonrpc":"2.0","error":{"code":-32003,"message":"Too many requests in flight (limit 2)"},"id":3})j");
+  held[0].ok(0);
+  l.in(R"({"jsonrpc":"2.0","method":"hold","id":4})");
+  CHECK(l.peer->in_flight() == 2);
+  CHECK(l.sent.size() == 2);
+}
+
+TEST_CASE("the pending limit fails a call with -32003 without sending it", "[peer][limits]") {
+  PeerLimits lim;
+  lim.max_pending = 1;
+  Loop l(lim);
+  REQUIRE(l.peer->call("a", std::nullopt, {}, {}, 0).ok());
+  auto r = l.peer->call("b", std::nullopt, {}, {}, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kOverloaded);
+  CHECK(l.sent.size() == 1);
+}
+
+TEST_CASE("a batch over the batch limit is one -32600", "[peer][limits]") {
+  PeerLimits lim;
+  lim.max_batch = 2;
+  Loop l(lim);
+  register_demo_methods(*l.peer);
+  l.in(R"([{"jsonrpc":"2.0","method":"echo","id":1},{"jsonrpc":"2.0","method":"echo","id":2},{"jsonrpc":"2.0","method":"echo","id":3}])");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] ==
+        R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: batch of 3 messages exceeds the limit of 2"},"id":null})");
+}
+
+TEST_CASE("calls after close fail with -32002 and send nothing", "[peer]") {
+  Loop l;
+  l.peer->close();
+  auto r = l.peer->call("a", std::nullopt, {}, {}, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kClosed);
+  CHECK_FALSE(l.peer->notify("n", std::nullopt).ok());
+  CHECK(l.sent.empty());
+}
+
+TEST_CASE("close fails pending calls with the reason given", "[peer]") {
+  Loop l;
+  std::optional<Error> got;
+  REQUIRE(l.peer->call("a", std::nullopt, [&](Result<json> r) { got = r.error(); }, {}, 0).ok());
+  l.peer->close(Error(code::kClosed, "transport closed: worker terminated"));
+  REQUIRE(got);
+  CHECK(got->message == "transport closed: worker terminated");
+  l.peer->close();  // idempotent
+}
+
+TEST_CASE("call refuses params that are neither array nor object", "[peer]") {
+  Loop l;
+  auto r = l.peer->call("a", json(5), {}, {}, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kInvalidParams);
+  CHECK(l.sent.empty());
+}
+
+TEST_CASE("an outgoing batch is one array and each call settles on its own", "[peer][batch]") {
+  Loop l;
+  std::vector<std::string> got;
+  std::vector<BatchEntry> entries;
+  entries.push_back({"a", json::array({1}), [&](Result<json> r) { got.push_back("a:" + r.value().dump()); }});
+  entries.push_back({"note", json::object(), {}});
+  entries.push_back({"b", std::nullopt, [&](Result<json> r) { got.push_back("b:" + r.error().message); }});
+  auto ids = l.peer->batch(std::move(entries), {}, 0);
+  REQUIRE(ids.ok());
+  REQUIRE(ids->size() == 2);
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] ==
+        R"([{"jsonrpc":"2.0","method":"a","params":[1],"id":1},{"jsonrpc":"2.0","method":"note","params":{}},{"jsonrpc":"2.0","method":"b","id":2}])");
+  l.in(R"([{"jsonrpc":"2.0","error":{"code":-32601,"message":"nope"},"id":2},{"jsonrpc":"2.0","result":10,"id":1}])");
+  CHECK(got == std::vector<std::string>{"b:nope", "a:10"});
+  CHECK(l.peer->pending() == 0);
+}
+
+TEST_CASE("an empty outgoing batch is refused", "[peer][batch]") {
+  Loop l;
+  auto r = l.peer->batch({}, {}, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kInvalidRequest);
+}
+
+TEST_CASE("next_deadline is the earliest timeout and the default applies", "[peer][time]") {
+  Loop l({}, 1000);
+  CHECK_FALSE(l.peer->next_deadline());
+  REQUIRE(l.peer->call("a", std::nullopt, {}, {}, 100).ok());           // default: 1100
+  REQUIRE(l.peer->call("b", std::nullopt, {}, CallOptions{50}, 200).ok());  // 250
+  CHECK(l.peer->next_deadline() == 250);
+  l.peer->advance(250);
+  CHECK(l.peer->next_deadline() == 1100);
+  l.peer->advance(5000);
+  CHECK_FALSE(l.peer->next_deadline());
+  CHECK(l.peer->pending() == 0);
+}
+
+TEST_CASE("a handler may call out and answer when that call settles", "[peer][reentrancy]") {
+  Loop l;
+  l.peer->method("relay", MethodHandler([&](json p, Reply r, const CallInfo&) {
+    auto reply = std::make_shared<Reply>(std::move(r));
+    auto c = l.peer->call("upstream", p, [reply](Result<json> res) { reply->respond(std::move(res)); }, {}, 0);
+    REQUIRE(c.ok());
+  }));
+  l.in(R"({"jsonrpc":"2.0","method":"relay","params":[7],"id":"x"})");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","method":"upstream","params":[7],"id":1})");
+  l.in(R"({"jsonrpc":"2.0","result":49,"id":1})");
+  REQUIRE(l.sent.size() == 2);
+  CHECK(l.sent[1] == R"({"jsonrpc":"2.0","result":49,"id":"x"})");
+}
+
+TEST_CASE("a call settled synchronously inside send still completes once", "[peer][reentrancy]") {
+  // A loopback transport that answers while the request is being sent.
+  int settled = 0;
+  Peer* self = nullptr;
+  PeerOptions o;
+  o.send = [&](Outgoing&& m) {
+    if (auto* rq = std::get_if<Request>(&m.messages[0])) {
+      Document d;
+      d.value = json{{"jsonrpc", "2.0"}, {"result", 1}, {"id", rq->id.as_int()}};
+      self->receive(d, 0);
+    }
+  };
+  Peer p(std::move(o));
+  self = &p;
+  REQUIRE(p.call("x", std::nullopt, [&](Result<json> r) { settled += r.ok(); }, {}, 0).ok());
+  CHECK(settled == 1);
+  CHECK(p.pending() == 0);
+}
+
+TEST_CASE("ParamSpec can require names or positions", "[peer][params]") {
+  Loop l;
+  ParamSpec named;
+  named.params = {{"x", ParamType::Integer}};
+  named.by_position = false;
+  l.peer->method("n", SyncHandler([](const json& p) -> Result<json> { return p["x"]; }), named);
+  l.in(R"({"jsonrpc":"2.0","method":"n","params":[1],"id":1})");
+  l.in(R"({"jsonrpc":"2.0","method":"n","params":{"x":2},"id":2})");
+  l.in(R"({"jsonrpc":"2.0","method":"n","params":{"x":2.5},"id":3})");
+  REQUIRE(l.sent.size() == 3);
+  CHECK(l.sent[0] ==
+        R"j({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: parameters must be given by name (an object)"},"id":1})j");
+  CHECK(l.sent[1] == R"({"jsonrpc":"2.0","result":2,"id":2})");
+  CHECK(l.sent[2] ==
+        R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \"x\" must be an integer, got a number"},"id":3})");
+}
+
+TEST_CASE("positional arguments reach the handler by name", "[peer][params]") {
+  Loop l;
+  ParamSpec spec;
+  spec.params = {{"a", ParamType::String}, {"b", ParamType::Any, false}};
+  json seen;
+  l.peer->method("f", SyncHandler([&](const json& p) -> Result<json> { seen = p; return json(nullptr); }), spec);
+  l.in(R"({"jsonrpc":"2.0","method":"f","params":["s"],"id":1})");
+  CHECK(seen == json{{"a", "s"}});
+}
+
+TEST_CASE("methods() lists registrations by name for discovery", "[peer]") {
+  Loop l;
+  register_demo_methods(*l.peer);
+  auto ms = l.peer->methods();
+  std::vector<std::string> names;
+  for (auto& m : ms) names.push_back(m.name);
+  CHECK(names == std::vector<std::string>{"echo", "fail", "get_data", "notify_hello", "notify_sum", "subtract",
+                                          "sum", "update"});
+  CHECK(ms[5].spec.has_value());
+  CHECK(ms[3].notification);
+  CHECK(l.peer->remove("echo"));
+  CHECK_FALSE(l.peer->remove("echo"));
+}
+
+TEST_CASE("cancel of an unknown id is false and sends nothing", "[peer]") {
+  Loop l;
+  CHECK_FALSE(l.peer->cancel(Id::integer(5)));
+  CHECK(l.sent.empty());
+}
+
+TEST_CASE("Id equality follows type and value", "[message]") {
+  CHECK(Id::integer(1) == Id::number("1"));
+  CHECK_FALSE(Id::integer(1) == Id::string("1"));
+  CHECK(Id::unsigned_integer(5) == Id::integer(5));
+  CHECK(Id::number("18446744073709551615").kind() == Id::Kind::Uint);
+  CHECK(Id::number("1.0").kind() == Id::Kind::Number);
+  CHECK(Id::number("1.0").to_string() == "1.0");
+  CHECK_FALSE(Id::from_json(json::array()).has_value());
+  CHECK(Id::null() == Id());
+}
