@@ -1,0 +1,771 @@
+// The JS side of the WebAssembly core: moves messages, converts values,
+// keeps the one timer per endpoint. Every protocol decision — validation,
+// error codes, id correlation, batch rules, timeouts, cancellation — is made
+// by the C++ core (wasm/weft_wasm.cpp); nothing here re-implements it.
+//
+// Payload convention (see weft_wasm.cpp): the core sees each message's
+// envelope as JSON text; params/result/error.data stay here and the envelope
+// carries {"":N} (or [{"":N}] for array params) in their place.
+import { loadModule } from './loader.js';
+
+/** Error codes the core uses (weft/error.h). */
+export const ErrorCode = Object.freeze({
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  ServerError: -32000,
+  Timeout: -32001,
+  Closed: -32002,
+  Overloaded: -32003,
+  RequestCancelled: -32800,
+});
+
+export class RPCError extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.name = 'RPCError';
+    this.code = code;
+    if (data !== undefined) this.data = data;
+  }
+}
+
+const DIAG = ['UnknownResponse', 'InvalidResponse', 'UnhandledNotification', 'NotificationFailed',
+  'ErrorWithoutId', 'LateReply', 'BadFrame'];
+const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
+const NO_TIMEOUT = 1e15;  // "no timeout" for one call (the core only knows "default")
+const now = typeof performance === 'object' ? () => performance.now() : () => Date.now();
+
+// ---- module state ----------------------------------------------------------
+let M = null;      // the Emscripten module
+let X = null;      // its raw exports
+let loadError = null;
+const hosts = [];  // core handle → endpoint
+const waiting = new Set();
+const inSlots = [];  // payloads of the message being received (a stack: receive may re-enter)
+const dec = new TextDecoder();
+const enc = new TextEncoder();
+let inPtr = 0, inCap = 0, statusPtr = 0;
+
+function str(p, n) {
+  const heap = M.HEAPU8;
+  if (n < 48) {
+    let s = '';
+    for (let i = p, e = p + n; i < e; i++) {
+      const c = heap[i];
+      if (c > 127) return dec.decode(heap.subarray(p, p + n));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return dec.decode(heap.subarray(p, p + n));
+}
+
+// Writes `s` as UTF-8 into the input buffer at `at`; returns the byte count.
+function put(s, at = 0) {
+  const worst = at + s.length * 3 + 1;
+  if (worst > inCap) {
+    inCap = Math.max(worst, inCap * 2, 4096);
+    inPtr = X.weft_in(inCap);
+  }
+  const heap = M.HEAPU8;
+  const base = inPtr + at;
+  const len = s.length;
+  for (let i = 0; i < len; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 127) return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
+    heap[base + i] = c;
+  }
+  return len;
+}
+
+function status(i) { return M.HEAPF64[(statusPtr >> 3) + i]; }
+function lastError() {
+  const e = JSON.parse(str(X.weft_error(), status(1)));
+  return new RPCError(e.code, e.message, e.data);
+}
+
+// ---- envelopes: JS message → text for the core ---------------------------
+// A value of the same JSON type as `v`, without its content: for fields the
+// core only type-checks when they are wrong (jsonrpc, method, id, params).
+function typeOnly(v) {
+  switch (typeof v) {
+    case 'string': return '""';
+    case 'number': case 'bigint': return '0';
+    case 'boolean': return v ? 'true' : 'false';
+    case 'object': return v === null ? 'null' : Array.isArray(v) ? '[]' : '{}';
+    default: return 'null';
+  }
+}
+function idText(v) {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'true';  // NaN: not JSON → invalid id
+  return v === null ? 'null' : typeOnly(v);
+}
+function slot(v) { return '{"":' + (inSlots.push(v) - 1) + '}'; }
+function inline(v) {
+  try { const t = JSON.stringify(v); return t === undefined ? 'null' : t; } catch { return typeOnly(v); }
+}
+
+function envelope(m, ep) {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return typeOnly(m);
+  let s = '{';
+  let sep = '';
+  const j = m.jsonrpc;
+  if (j !== undefined) { s += '"jsonrpc":' + (j === '2.0' ? '"2.0"' : typeof j === 'string' ? JSON.stringify(j) : typeOnly(j)); sep = ','; }
+  const method = m.method;
+  if (method !== undefined) { s += sep + '"method":' + (typeof method === 'string' ? JSON.stringify(method) : typeOnly(method)); sep = ','; }
+  const p = m.params;
+  if (p !== undefined) {
+    s += sep + '"params":';
+    if (p === null || typeof p !== 'object') s += typeOnly(p);
+    else if (typeof method === 'string' && (ep.inspect.has(method) || method.startsWith('$/'))) s += inline(p);
+    else s += Array.isArray(p) ? '[' + slot(p) + ']' : slot(p);
+    sep = ',';
+  }
+  if ('result' in m) { s += sep + '"result":' + slot(m.result); sep = ','; }
+  const e = m.error;
+  if (e !== undefined) {
+    s += sep + '"error":';
+    if (e === null || typeof e !== 'object' || Array.isArray(e)) s += typeOnly(e);
+    else {
+      const c = e.code, msg = e.message;
+      s += '{"code":' + (typeof c === 'number' && Number.isFinite(c) ? String(c) : typeOnly(c)) +
+        ',"message":' + (typeof msg === 'string' ? JSON.stringify(msg) : typeOnly(msg));
+      if (e.data !== undefined) s += ',"data":' + slot(e.data);
+      s += '}';
+    }
+    sep = ',';
+  }
+  if (m.id !== undefined) s += sep + '"id":' + idText(m.id);
+  return s + '}';
+}
+
+// ---- envelopes: core text → JS message ------------------------------------
+function markerOf(v) {
+  if (v === null || typeof v !== 'object') return -1;
+  if (Array.isArray(v)) {
+    if (v.length !== 1) return -1;
+    v = v[0];
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return -1;
+  }
+  let n = -1;
+  for (const k in v) {
+    if (k !== '' || n !== -1) return -1;
+    n = v[k];
+  }
+  return typeof n === 'number' ? n : -1;
+}
+
+// ---- hooks the core calls ---------------------------------------------------
+const hooks = {
+  emit(h, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._emit(str(p, n));
+  },
+  settle(h, token, sl, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._settle(token, sl, sl === -1 ? undefined : sl >= 0 ? inSlots[sl] : str(p, n));
+  },
+  dispatch(h, fn, token, sl, p, n) {
+    const ep = hosts[h];
+    if (!ep) return -2;
+    let params;
+    if (sl >= 0) params = ep.text ? sl : inSlots[sl];
+    else if (sl === -2) params = ep.text ? str(p, n) : JSON.parse(str(p, n));
+    return ep._dispatch(fn, token, params);
+  },
+  cancelled(h, token) {
+    const ep = hosts[h];
+    if (ep) ep._cancelled(token);
+  },
+  diag(h, kind, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._diag(DIAG[kind] ?? String(kind), str(p, n));
+  },
+};
+
+export const ready = loadModule(hooks).then(
+  (m) => {
+    M = m;
+    X = m.asm;
+    statusPtr = X.weft_status();
+    inCap = 4096;
+    inPtr = X.weft_in(inCap);
+    for (const ep of waiting) ep._init();
+    waiting.clear();
+  },
+  (err) => {
+    loadError = new RPCError(ErrorCode.Closed, 'weft: the WebAssembly core failed to load: ' + (err?.message ?? err));
+    for (const ep of waiting) ep._fail(loadError);
+    waiting.clear();
+    throw loadError;
+  },
+);
+ready.catch(() => {});
+
+/** Heap bytes in use inside the WebAssembly module (for leak checks). */
+export function heapUsed() { return X ? X.weft_heap_used() : 0; }
+export function coreVersion() { return M ? M.version() : undefined; }
+
+// ---- the endpoint -----------------------------------------------------------
+const ROLE_PEER = 0, ROLE_CLIENT = 1, ROLE_SERVER = 2;
+
+function isResponse(m) {
+  return m !== null && typeof m === 'object' && !('method' in m) && ('result' in m || 'error' in m);
+}
+
+class ServeContext {
+  constructor(method) { this.method = method; this._ac = null; this._cancelled = false; }
+  get signal() {
+    if (!this._ac) {
+      this._ac = new AbortController();
+      if (this._cancelled) this._ac.abort(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+    }
+    return this._ac.signal;
+  }
+  _cancel() {
+    this._cancelled = true;
+    if (this._ac) this._ac.abort(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+  }
+}
+
+export class Endpoint {
+  constructor(transport, role, options = {}) {
+    this.transport = transport;
+    this.role = role;
+    this.text = false;
+    this.h = 0;
+    this.timeout = options.timeout === undefined ? 10000 : options.timeout;
+    this.limits = options.limits ?? {};
+    this.onDiagnostic = options.onDiagnostic;
+    this.handlers = [];
+    this.inspect = new Set();   // methods whose params the core checks (declared ParamSpec)
+    this.calls = [];            // token → call record
+    this.freeCalls = [];
+    this.live = 0;
+    this.serving = new Map();   // reply token → ServeContext
+    this.outs = new Map();      // payload number → value, until the core's envelope leaves
+    this.outSeq = 0;
+    this.deferred = [];
+    this.timer = null;
+    this.armedAt = -1;
+    this.closedError = null;
+    this.destroyed = false;
+    this.queue = [];
+    if (transport) {
+      transport.onMessage((data) => this._onMessage(data));
+      if (typeof transport.onClose === 'function')
+        transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
+    }
+    if (X) this._init();
+    else if (loadError) this._fail(loadError);
+    else waiting.add(this);
+  }
+
+  _create() {
+    const t = this.timeout;
+    const l = this.limits;
+    return X.weft_create(0, t > 0 && t !== Infinity ? t : -1, l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0);
+  }
+
+  _init() {
+    if (this.destroyed) return;
+    this.h = this._create();
+    hosts[this.h] = this;
+    const q = this.queue;
+    this.queue = null;
+    for (const op of q) {
+      switch (op[0]) {
+        case 'm': this._register(op[1], op[2], op[3], op[4]); break;
+        case 'c': if (!op[1].done) this._call(op[1], op[2], op[3], op[4], op[5]); break;
+        case 'n': this.notify(op[1], op[2]); break;
+        case 'b': this._batch(op[1], op[2], op[3]); break;
+        case 'r': this._receive(op[1], op[2]); break;
+        case 'x': this._close(op[1], op[2]); break;
+      }
+    }
+  }
+
+  _fail(err) {
+    this.closedError = err;
+    const q = this.queue ?? [];
+    this.queue = [];
+    for (const op of q) {
+      if (op[0] === 'c') op[1].reject(err);
+      if (op[0] === 'b') for (const r of op[1]) if (r.rec) r.rec.reject(err);
+    }
+  }
+
+  get ready() { return ready; }
+
+  // -- incoming -----------------------------------------------------------
+  _onMessage(data) {
+    if (this.destroyed) return;
+    if (Array.isArray(data)) {
+      if (!data.some((e) => e !== null && typeof e === 'object' && e.jsonrpc === '2.0')) return;
+      if (this.role === ROLE_CLIENT) data = data.filter((e) => !(e !== null && typeof e === 'object' && 'method' in e));
+      else if (this.role === ROLE_SERVER) data = data.filter((e) => !isResponse(e));
+      if (data.length === 0) return;
+    } else {
+      if (data === null || typeof data !== 'object' || data.jsonrpc !== '2.0') return;
+      if (this.role === ROLE_CLIENT && 'method' in data) return;
+      if (this.role === ROLE_SERVER && isResponse(data)) return;
+    }
+    if (this.queue) this.queue.push(['r', data, now()]);
+    else this._receive(data, now());
+  }
+
+  _receive(data, t) {
+    if (!this.h) return;
+    const base = inSlots.length;
+    try {
+      let text;
+      if (Array.isArray(data)) {
+        text = '[';
+        for (let i = 0; i < data.length; i++) text += (i ? ',' : '') + envelope(data[i], this);
+        text += ']';
+      } else {
+        text = envelope(data, this);
+      }
+      X.weft_receive(this.h, put(text), t);
+    } catch (e) {
+      this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));
+    } finally {
+      inSlots.length = base;
+    }
+    if (this.live === 0) this._disarm();
+  }
+
+  // -- outgoing -------------------------------------------------------------
+  _out(v) {
+    const n = this.outSeq++;
+    this.outs.set(n, v);
+    return n;
+  }
+  _take(n) {
+    const v = this.outs.get(n);
+    this.outs.delete(n);
+    return v;
+  }
+  _attach(o) {
+    if (o === null || typeof o !== 'object') return;
+    let n;
+    if (o.params !== undefined && (n = markerOf(o.params)) >= 0) o.params = this._take(n);
+    if ('result' in o && (n = markerOf(o.result)) >= 0) {
+      o.result = this._take(n);
+      if (o.result === undefined) o.result = null;
+    }
+    if (o.error && o.error.data !== undefined && (n = markerOf(o.error.data)) >= 0) {
+      o.error.data = this._take(n);
+      if (o.error.data === undefined) delete o.error.data;
+    }
+  }
+  _emit(text) {
+    const o = JSON.parse(text);
+    if (Array.isArray(o)) for (const m of o) this._attach(m);
+    else this._attach(o);
+    try {
+      this.transport.send(o);
+    } catch (e) {
+      this._sendFailed(o, e);
+    }
+  }
+  _sendFailed(o, e) {
+    this._diag('SendFailed', 'transport.send failed: ' + (e?.message ?? e));
+    if (Array.isArray(o) || o === null || typeof o !== 'object') return;
+    if ('method' in o && o.id !== undefined) {
+      this.sendError = e;  // the call in progress: _call cancels it
+    } else if (!('method' in o) && o.id !== undefined && !o.error) {
+      // A result that could not be sent (e.g. not cloneable): tell the caller.
+      try {
+        this.transport.send({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: ' + (e?.message ?? e) }, id: o.id });
+      } catch { /* nothing more to do */ }
+    }
+  }
+
+  _params(v, at) {
+    // → [kind, arg]: 0 none, 1 object payload, 2 array payload, 3 JSON text at `at`
+    if (v === undefined) return [0, 0];
+    if (v !== null && typeof v === 'object') return [Array.isArray(v) ? 2 : 1, this._out(v)];
+    return [3, put(inline(v), at)];
+  }
+
+  request(method, params, options) {
+    const opts = options ?? {};
+    return new Promise((resolve, reject) => {
+      const rec = { resolve, reject, id: 0, done: false, signal: opts.signal, onAbort: null, sendError: null };
+      if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
+      if (opts.signal?.aborted) return reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+      const t = opts.timeout === undefined ? -1 : opts.timeout > 0 && opts.timeout !== Infinity ? opts.timeout : NO_TIMEOUT;
+      if (this.queue) {
+        this.queue.push(['c', rec, method, params, t, now()]);
+        if (opts.signal) {
+          rec.onAbort = () => {
+            rec.done = true;
+            reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+          };
+          opts.signal.addEventListener('abort', rec.onAbort, { once: true });
+        }
+        return;
+      }
+      this._call(rec, method, params, t, now());
+    });
+  }
+
+  _token(rec) {
+    const t = this.freeCalls.length ? this.freeCalls.pop() : this.calls.length;
+    this.calls[t] = rec;
+    this.live++;
+    return t;
+  }
+
+  _call(rec, method, params, timeout, t) {
+    if (rec.onAbort) { rec.signal.removeEventListener('abort', rec.onAbort); rec.onAbort = null; }
+    if (!this.h) return rec.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
+    const token = this._token(rec);
+    const mlen = put(typeof method === 'string' ? method : String(method));
+    const [kind, arg] = this._params(params, mlen);
+    this.sendError = null;
+    const id = X.weft_call(this.h, token, mlen, kind, arg, timeout, t);
+    if (id === 0) {
+      this.calls[token] = undefined;
+      this.freeCalls.push(token);
+      this.live--;
+      if (kind === 1 || kind === 2) this.outs.delete(arg);
+      rec.reject(lastError());
+      return;
+    }
+    rec.id = id;
+    this._arm(status(0));
+    if (this.sendError) {
+      rec.sendError = this.sendError;
+      this.sendError = null;
+      X.weft_cancel(this.h, id);
+      return;
+    }
+    if (!rec.done && rec.signal) {
+      rec.onAbort = () => { if (this.h && !rec.done) X.weft_cancel(this.h, rec.id); };
+      rec.signal.addEventListener('abort', rec.onAbort, { once: true });
+    }
+  }
+
+  _settle(token, sl, v) {
+    const rec = this.calls[token];
+    if (!rec) return;
+    this.calls[token] = undefined;
+    this.freeCalls.push(token);
+    rec.done = true;
+    if (--this.live === 0) this._disarm();
+    if (rec.onAbort) rec.signal.removeEventListener('abort', rec.onAbort);
+    if (sl >= 0 || sl === -1) return rec.resolve(v);
+    if (sl === -2) return rec.resolve(JSON.parse(v));
+    const e = JSON.parse(v);
+    let data = e.data;
+    const n = markerOf(data);
+    if (n >= 0) data = inSlots[n];
+    if (rec.sendError) return rec.reject(Object.assign(new RPCError(ErrorCode.Closed, 'Transport send failed: ' + (rec.sendError?.message ?? rec.sendError)), { cause: rec.sendError }));
+    const err = new RPCError(e.code, e.message, data);
+    if (rec.signal?.aborted && e.code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;
+    rec.reject(err);
+  }
+
+  notify(method, params) {
+    if (this.destroyed) return;
+    if (this.queue) { this.queue.push(['n', method, params]); return; }
+    if (!this.h) return;
+    const mlen = put(typeof method === 'string' ? method : String(method));
+    const [kind, arg] = this._params(params, mlen);
+    if (!X.weft_notify(this.h, mlen, kind, arg)) {
+      if (kind === 1 || kind === 2) this.outs.delete(arg);
+      const e = lastError();
+      this._diag('NotifyFailed', e.message);
+    }
+  }
+
+  batch(entries, options) {
+    const opts = options ?? {};
+    const t = opts.timeout === undefined ? -1 : opts.timeout > 0 && opts.timeout !== Infinity ? opts.timeout : NO_TIMEOUT;
+    const items = entries.map((e) => {
+      if (e.notification) return { e, rec: null, p: Promise.resolve(undefined) };
+      const item = { e, rec: null, p: null };
+      item.p = new Promise((resolve, reject) => { item.rec = { resolve, reject, id: 0, done: false, signal: opts.signal, onAbort: null }; });
+      return item;
+    });
+    if (this.closedError && (this.queue || !this.h)) for (const it of items) it.rec?.reject(this.closedError);
+    else if (this.queue) this.queue.push(['b', items, t, now()]);
+    else this._batch(items, t, now());
+    return items.map((it) => it.p);
+  }
+
+  _batch(items, timeout, t) {
+    if (!this.h) { for (const it of items) it.rec?.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed')); return; }
+    const desc = [];
+    const outs = [];
+    for (const it of items) {
+      const p = it.e.params;
+      let kind = 0, arg = 0;
+      if (p !== undefined) {
+        if (p !== null && typeof p === 'object') { kind = Array.isArray(p) ? 2 : 1; arg = this._out(p); outs.push(arg); }
+        else { kind = 3; arg = p; }
+      }
+      const token = it.rec ? this._token(it.rec) : -1;
+      it.token = token;
+      desc.push([String(it.e.method), kind, arg, token]);
+    }
+    const n = X.weft_batch(this.h, put(JSON.stringify(desc)), timeout, t);
+    if (n < 0) {
+      const err = lastError();
+      for (const o of outs) this.outs.delete(o);
+      for (const it of items) {
+        if (!it.rec) continue;
+        this.calls[it.token] = undefined;
+        this.freeCalls.push(it.token);
+        this.live--;
+        it.rec.reject(err);
+      }
+      return;
+    }
+    this._arm(status(0));
+    const ids = X.weft_ids() >> 3;
+    let k = 0;
+    for (const it of items) {
+      if (!it.rec) continue;
+      it.rec.id = M.HEAPF64[ids + k++];
+    }
+    if (opts_signal(items)) {
+      const signal = items.find((it) => it.rec)?.rec.signal;
+      const onAbort = () => { for (const it of items) if (it.rec && !it.rec.done && this.h) X.weft_cancel(this.h, it.rec.id); };
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+  }
+
+  // -- serving ----------------------------------------------------------------
+  method(name, handler, spec) { this._register(name, handler, 0, spec); return this; }
+  onNotify(name, handler) { this._register(name, handler, 1, undefined); return this; }
+
+  _register(name, handler, flags, spec) {
+    if (typeof handler !== 'function') throw new TypeError('handler must be a function');
+    if (this.queue) { this.queue.push(['m', name, handler, flags, spec]); return; }
+    if (!this.h) return;
+    const fn = this.handlers.push({ handler, flags, name }) - 1;
+    const nlen = put(String(name));
+    let slen = 0;
+    if (spec) {
+      slen = put(JSON.stringify(spec), nlen);
+      this.inspect.add(String(name));
+    } else {
+      this.inspect.delete(String(name));
+    }
+    X.weft_method(this.h, nlen, fn, flags, slen);
+  }
+
+  _dispatch(fn, token, params) {
+    const entry = this.handlers[fn];
+    if (token < 0) {  // a notification: never answered
+      try {
+        const r = entry.handler(params);
+        if (r && typeof r.then === 'function') r.then(undefined, (e) => this._diag('NotificationFailed', String(e?.message ?? e)));
+      } catch (e) {
+        this._diag('NotificationFailed', String(e?.message ?? e));
+      }
+      return 0;
+    }
+    const ctx = new ServeContext(entry.name);
+    let r;
+    try {
+      r = entry.handler(params, ctx);
+    } catch (e) {
+      this._replyError(token, e);
+      return -2;
+    }
+    if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
+      this.serving.set(token, ctx);
+      r.then((v) => { if (this.serving.get(token) === ctx) this._reply(token, v); },
+        (e) => { if (this.serving.get(token) === ctx) this._replyError(token, e); });
+      return -1;
+    }
+    return this._out(r === undefined ? null : r);
+  }
+
+  _reply(token, v) {
+    this.serving.delete(token);
+    if (!this.h) return;
+    const n = this._out(v === undefined ? null : v);
+    X.weft_reply(this.h, token, 0, n);
+    if (this.outs.has(n)) this._defer(n);
+  }
+
+  _replyError(token, e) {
+    this.serving.delete(token);
+    if (!this.h) return;
+    let code = ErrorCode.InternalError, message, data;
+    if (e instanceof RPCError && Number.isInteger(e.code) && e.code >= -2147483648 && e.code <= 2147483647) {
+      code = e.code;
+      message = String(e.message);
+      data = e.data;
+    } else {
+      message = typeof e?.message === 'string' && e.message ? e.message : 'Internal error';
+    }
+    let text = '{"code":' + code + ',"message":' + JSON.stringify(message);
+    let n = -1;
+    if (data !== undefined) { n = this._out(data); text += ',"data":{"":' + n + '}'; }
+    text += '}';
+    X.weft_reply(this.h, token, 2, put(text));
+    if (n >= 0 && this.outs.has(n)) this._defer(n);
+  }
+
+  // A payload whose answer is held (a batch still being answered) or dropped
+  // (answered after cancellation/close): freed once nothing is in flight.
+  _defer(n) {
+    this.deferred.push(n);
+    if (X.weft_in_flight(this.h) === 0) {
+      for (const d of this.deferred) this.outs.delete(d);
+      this.deferred.length = 0;
+    }
+  }
+
+  _cancelled(token) {
+    const ctx = this.serving.get(token);
+    if (!ctx) return;
+    ctx._cancel();
+    // LSP: a cancelled request is answered with -32800 right away.
+    if (!this.destroyed) this._replyError(token, new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+    else this.serving.delete(token);
+  }
+
+  _diag(kind, message) {
+    if (this.onDiagnostic) {
+      try { this.onDiagnostic(kind, message); } catch { /* a diagnostic sink must not break the endpoint */ }
+    } else if (LOUD.has(kind)) {
+      console.warn(`[weft] ${kind}: ${message}`);
+    }
+  }
+
+  // -- time ---------------------------------------------------------------------
+  _arm(deadline) {
+    if (deadline < 0) return this._disarm();
+    if (deadline === this.armedAt) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.armedAt = deadline;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.armedAt = -1;
+      if (!this.h) return;
+      const d = X.weft_advance(this.h, now());
+      if (this.live > 0) this._arm(d);
+    }, Math.max(0, Math.ceil(deadline - now())));
+  }
+  _disarm() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedAt = -1;
+  }
+
+  // -- lifetime -----------------------------------------------------------------
+  _close(code, message) {
+    if (this.queue) {
+      const err = new RPCError(code, message);
+      this.closedError = err;
+      this._fail(err);
+      this.queue = [];
+      return;
+    }
+    if (!this.h || this.closedError) return;
+    this.closedError = new RPCError(code, message);
+    X.weft_close(this.h, code, put(message));
+    this._disarm();
+  }
+
+  destroy() {
+    if (this.destroyed) return;
+    this._close(ErrorCode.Closed, 'Endpoint destroyed');
+    this.destroyed = true;
+    waiting.delete(this);
+    this._disarm();
+    try { this.transport?.destroy?.(); } catch { /* ignore */ }
+    const h = this.h;
+    if (h) {
+      // Never free the core under its own call stack: destroy() may be called
+      // from a handler or a settle callback.
+      queueMicrotask(() => {
+        X.weft_destroy(h);
+        hosts[h] = undefined;
+        this.outs.clear();
+        this.deferred.length = 0;
+        this.serving.clear();
+      });
+      this.h = 0;
+    }
+  }
+
+  /** Bookkeeping, for tests and leak checks. */
+  stats() {
+    return {
+      pending: this.h ? X.weft_pending(this.h) : 0,
+      inFlight: this.h ? X.weft_in_flight(this.h) : 0,
+      calls: this.live,
+      payloads: this.outs.size,
+      heap: heapUsed(),
+    };
+  }
+}
+
+function opts_signal(items) {
+  const it = items.find((x) => x.rec);
+  return !!(it && it.rec.signal);
+}
+
+export const Role = { Peer: ROLE_PEER, Client: ROLE_CLIENT, Server: ROLE_SERVER };
+
+/**
+ * The text path (NDJSON framing + JSON codec + the demo methods), as the
+ * native vector runner drives it. For tests: `frames` collects what the core
+ * sends, `settled` the outcome of calls by id.
+ */
+export class TextEndpoint extends Endpoint {
+  constructor() {
+    super(null, ROLE_PEER, { timeout: 0 });
+    this.text = true;
+    this.frames = [];
+    this.diags = [];
+    this.settled = new Map();
+  }
+  _create() { return X.weft_create(1, -1, 0, 0, 0); }
+  _emit(text) { this.frames.push(text); }
+  _diag(kind) { this.diags.push(kind); }
+  _dispatch(fn, token, params) { return this.handlers[fn].handler(params, token); }
+  feed(text, t) { X.weft_receive(this.h, put(text), t); }
+  call(method, paramsText, timeout, t) {
+    const rec = { resolve: (v) => this.settled.set(rec.id, { result: v }), reject: (e) => this.settled.set(rec.id, { error: e }), id: 0 };
+    const token = this._token(rec);
+    const mlen = put(method);
+    const kind = paramsText == null ? 0 : 3;
+    const arg = kind ? put(paramsText, mlen) : 0;
+    rec.id = X.weft_call(this.h, token, mlen, kind, arg, timeout ?? -1, t);
+    return rec.id;
+  }
+  _settle(token, sl, v) {
+    const rec = this.calls[token];
+    this.calls[token] = undefined;
+    this.freeCalls.push(token);
+    this.live--;
+    if (sl === -2) rec.resolve(JSON.parse(v));
+    else if (sl === -3) rec.reject(JSON.parse(v));
+    else rec.resolve(sl);
+  }
+  notifyText(method, paramsText) {
+    const mlen = put(method);
+    const kind = paramsText == null ? 0 : 3;
+    return X.weft_notify(this.h, mlen, kind, kind ? put(paramsText, mlen) : 0);
+  }
+  cancel(id) { return X.weft_cancel(this.h, id) === 1; }
+  advance(t) { X.weft_advance(this.h, t); }
+  close() { X.weft_close(this.h, 0, 0); }
+  pending() { return X.weft_pending(this.h); }
+  inFlight() { return X.weft_in_flight(this.h); }
+  replyText(token, text) { X.weft_reply(this.h, token, 1, put(text)); }
+  replyErrorText(token, text) { X.weft_reply(this.h, token, 2, put(text)); }
+  _cancelled(token) { this.onCancel?.(token); }
+}

@@ -1,0 +1,25 @@
+// weft-rpc: JSON-RPC 2.0 over postMessage, MessagePort and workers, with the
+// protocol implemented once, in C++, compiled to WebAssembly.
+// A drop-in for the Wiggum API (JSONRPCClient, JSONRPCServer, RPCError and
+// the transports), plus Peer, per-call { timeout, signal } and batch().
+import { Endpoint, Role, RPCError, ErrorCode, ready, heapUsed, coreVersion } from './core.js';
+
+export { RPCError, ErrorCode, ready, heapUsed, coreVersion };
+export { windowTransport, portTransport, workerTransport, selfTransport } from './transports.js';
+
+/** Client and server on one transport: both sides call each other. */
+export class Peer extends Endpoint {
+  constructor(transport, options) { super(transport, Role.Peer, options); }
+  /** Alias of request(). */
+  call(method, params, options) { return this.request(method, params, options); }
+}
+
+/** Sends requests and notifications; ignores requests arriving on its transport. */
+export class JSONRPCClient extends Endpoint {
+  constructor(transport, options) { super(transport, Role.Client, options); }
+}
+
+/** Serves methods and notifications; ignores responses arriving on its transport. */
+export class JSONRPCServer extends Endpoint {
+  constructor(transport, options) { super(transport, Role.Server, options); }
+}

@@ -1,0 +1,530 @@
+// weft_wasm.cpp — the WebAssembly face of the core: one glue file.
+//
+// JS talks to a `Host` (a weft::Peer, or a weft::Connection for the text path)
+// through a handful of numeric exports; the core talks back through the EM_JS
+// imports below. Strings travel through one reusable input buffer (JS writes
+// UTF-8 into it) and one reusable output buffer per host (the core's envelope
+// text); nothing else crosses the boundary.
+//
+// Two paths:
+//  * object path (the JS API): JS hands the core the *envelope* of each
+//    message as compact JSON text. Payloads the protocol does not inspect
+//    (params, result, error.data) stay in JS; in their place the envelope
+//    carries a marker {"":N} — or [{"":N}] for array params — that keeps the
+//    JSON type the core validates. The core answers with envelope text that
+//    still holds the markers; JS re-attaches the payloads by N. Methods that
+//    declare a ParamSpec (and $/… methods) get their params inline instead,
+//    because the core must check their shape.
+//  * text path (the shared vectors): a Connection with NDJSON framing and the
+//    JSON codec, exactly like the native runner, so both emit the same bytes.
+//
+// The core never throws (Emscripten builds have exception catching off); this
+// file parses only text it or JS produced, with exceptions disabled too, and
+// uses nlohmann's non-throwing parse (discarded value on error).
+#include <emscripten.h>
+#include <emscripten/bind.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/demo.h"
+#include "weft/weft.h"
+
+using namespace weft;
+
+// --- calls into JS (the loader installs Module.weft before any export runs) ---
+// clang-format off
+EM_JS(void, js_emit, (int h, const char* p, size_t n), { Module.weft.emit(h, p, n); });
+EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
+      { Module.weft.settle(h, token, slot, p, n); });
+EM_JS(double, js_dispatch, (int h, int fn, int token, double slot, const char* p, size_t n),
+      { return Module.weft.dispatch(h, fn, token, slot, p, n); });
+EM_JS(void, js_cancelled, (int h, int token), { Module.weft.cancelled(h, token); });
+EM_JS(void, js_diag, (int h, int kind, const char* p, size_t n), { Module.weft.diag(h, kind, p, n); });
+// clang-format on
+
+namespace {
+
+// Marker values: a payload left in JS, by number.
+constexpr double kNoSlot = -1;    // params absent
+constexpr double kTextSlot = -2;  // the value is JSON text, passed alongside
+
+json marker(double n) {
+  json j = json::object();
+  j[""] = static_cast<std::int64_t>(n);
+  return j;
+}
+
+// N if `v` is {"":N} or [{"":N}]; -2 otherwise.
+double marker_of(const json& v) {
+  const json* o = &v;
+  if (v.is_array()) {
+    if (v.size() != 1) return kTextSlot;
+    o = &v[0];
+  }
+  if (!o->is_object() || o->size() != 1) return kTextSlot;
+  auto it = o->find("");
+  if (it == o->end() || !it->is_number_integer()) return kTextSlot;
+  return static_cast<double>(it->get<std::int64_t>());
+}
+
+void dump_to(const json& v, std::string& out) {
+  out.clear();
+  out = v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+struct Host {
+  int handle = 0;
+  bool text = false;  // text path: params/results are JSON text, never markers
+  std::unique_ptr<Peer> own;
+  std::unique_ptr<Connection> conn;
+  Peer* peer = nullptr;
+  std::vector<Reply> replies;  // async answers, by token
+  std::vector<int> free_replies;
+  std::string out;  // envelope text for js_emit (reused)
+  std::string tmp;  // params/results text for JS (reused)
+
+  int store(Reply&& r) {
+    if (!free_replies.empty()) {
+      int t = free_replies.back();
+      free_replies.pop_back();
+      replies[t] = std::move(r);
+      return t;
+    }
+    replies.push_back(std::move(r));
+    return static_cast<int>(replies.size() - 1);
+  }
+  bool has(int t) const { return t >= 0 && t < static_cast<int>(replies.size()) && !replies[t].done(); }
+  Reply take(int t) {
+    Reply r = std::move(replies[t]);
+    free_replies.push_back(t);
+    return r;
+  }
+
+  // A payload for JS: its marker number, or JSON text in `tmp` (kTextSlot).
+  double payload(const json& v) {
+    if (!text) {
+      double n = marker_of(v);
+      if (n >= 0) return n;
+    }
+    dump_to(v, tmp);
+    return kTextSlot;
+  }
+};
+
+std::vector<std::unique_ptr<Host>> g_hosts;  // handle = index + 1
+std::vector<char> g_in;                      // JS → core text, reused
+std::string g_err;                           // last failed call's error object
+std::vector<double> g_ids;                   // ids of the last batch
+double g_status[4];                          // [0] next deadline or -1, [1] error length
+
+Host* host(int h) {
+  if (h <= 0 || h > static_cast<int>(g_hosts.size())) return nullptr;
+  return g_hosts[h - 1].get();
+}
+
+Millis to_ms(double now) { return static_cast<Millis>(std::floor(now)); }
+
+void note_deadline(Host* x) {
+  std::optional<Millis> d = x->conn ? x->conn->next_deadline() : x->peer->next_deadline();
+  g_status[0] = d ? static_cast<double>(*d) : -1;
+}
+
+std::optional<Millis> to_timeout(double t) {
+  if (t < 0) return std::nullopt;  // the peer's default
+  return static_cast<Millis>(t);
+}
+
+// params for call/notify from the input buffer: kind 0 none, 1 object marker,
+// 2 array marker, 3 JSON text of `arg` bytes starting at `at`.
+bool read_params(int kind, double arg, std::size_t at, std::optional<json>& out) {
+  switch (kind) {
+    case 0: return true;
+    case 1: out = marker(arg); return true;
+    case 2: out = json::array({marker(arg)}); return true;
+    case 3: {
+      auto n = static_cast<std::size_t>(arg);
+      json v = json::parse(g_in.data() + at, g_in.data() + at + n, nullptr, false);
+      if (v.is_discarded()) return false;
+      out = std::move(v);
+      return true;
+    }
+  }
+  return false;
+}
+
+CallCallback settle_to(Host* x, int token) {
+  const int h = x->handle;
+  return [h, token](Result<json> r) {
+    Host* x = host(h);
+    if (!x) return;
+    if (r.ok()) {
+      double slot = x->payload(r.value());
+      js_settle(h, token, slot, x->tmp.data(), slot == kTextSlot ? x->tmp.size() : 0);
+    } else {
+      std::string e;
+      dump_to(r.error().to_json(), e);
+      js_settle(h, token, -3, e.data(), e.size());
+    }
+  };
+}
+
+std::optional<ParamSpec> parse_spec(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  ParamSpec s;
+  static const char* names[] = {"any", "null", "boolean", "integer", "number", "string", "array", "object"};
+  if (auto it = j.find("params"); it != j.end() && it->is_array()) {
+    for (const auto& p : *it) {
+      Param q;
+      if (p.is_string()) {
+        q.name = p.get<std::string>();
+      } else if (p.is_object()) {
+        if (auto n = p.find("name"); n != p.end() && n->is_string()) q.name = n->get<std::string>();
+        if (auto t = p.find("type"); t != p.end() && t->is_string())
+          for (int i = 0; i < 8; ++i)
+            if (t->get<std::string>() == names[i]) q.type = static_cast<ParamType>(i);
+        if (auto r = p.find("required"); r != p.end() && r->is_boolean()) q.required = r->get<bool>();
+      }
+      s.params.push_back(std::move(q));
+    }
+  }
+  auto flag = [&](const char* k, bool& f) {
+    if (auto it = j.find(k); it != j.end() && it->is_boolean()) f = it->get<bool>();
+  };
+  flag("byPosition", s.by_position);
+  flag("byName", s.by_name);
+  flag("allowExtra", s.allow_extra);
+  return s;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The input buffer, at least `n` bytes. Its address stays valid until the next
+// call that asks for more.
+EMSCRIPTEN_KEEPALIVE char* weft_in(std::size_t n) {
+  if (g_in.size() < n + 1) g_in.resize(n + 1 + n / 2);
+  return g_in.data();
+}
+EMSCRIPTEN_KEEPALIVE double* weft_status() { return g_status; }
+
+// A new endpoint. mode 0: object path (a Peer); mode 1: text path (NDJSON
+// Connection with the JSON codec and the demo methods, as the native vectors).
+// Limits of 0 keep the core's defaults; timeout < 0 means none.
+EMSCRIPTEN_KEEPALIVE int weft_create(int mode, double default_timeout, double max_in_flight,
+                                     double max_pending, double max_batch) {
+  auto x = std::make_unique<Host>();
+  int h = 0;
+  for (std::size_t i = 0; i < g_hosts.size(); ++i)
+    if (!g_hosts[i]) h = static_cast<int>(i) + 1;
+  if (!h) {
+    g_hosts.emplace_back();
+    h = static_cast<int>(g_hosts.size());
+  }
+  x->handle = h;
+  PeerLimits limits;
+  if (max_in_flight > 0) limits.max_in_flight = static_cast<std::size_t>(max_in_flight);
+  if (max_pending > 0) limits.max_pending = static_cast<std::size_t>(max_pending);
+  if (max_batch > 0) limits.max_batch = static_cast<std::size_t>(max_batch);
+  auto diag = [h](const Diagnostic& d) {
+    js_diag(h, static_cast<int>(d.kind), d.message.data(), d.message.size());
+  };
+  if (mode == 1) {
+    x->text = true;
+    ConnectionOptions o;
+    o.framing = Framing::Ndjson;
+    o.codec = CodecKind::Json;
+    o.peer_limits = limits;
+    o.default_timeout = to_timeout(default_timeout);
+    o.write = [h](std::string_view bytes) {
+      if (!bytes.empty() && bytes.back() == '\n') bytes.remove_suffix(1);
+      js_emit(h, bytes.data(), bytes.size());
+    };
+    o.diagnostic = diag;
+    x->conn = std::make_unique<Connection>(std::move(o));
+    x->peer = &x->conn->peer();
+    register_demo_methods(*x->peer);
+  } else {
+    PeerOptions o;
+    o.limits = limits;
+    o.default_timeout = to_timeout(default_timeout);
+    Host* raw = x.get();
+    o.send = [raw](Outgoing&& m) {
+      raw->out.clear();
+      write_json(m, raw->out);
+      js_emit(raw->handle, raw->out.data(), raw->out.size());
+    };
+    o.diagnostic = diag;
+    x->own = std::make_unique<Peer>(std::move(o));
+    x->peer = x->own.get();
+  }
+  g_hosts[h - 1] = std::move(x);
+  return h;
+}
+
+// Fails pending calls (kClosed, or code/message from the input buffer when
+// code != 0), cancels requests being served; the host stays until destroy.
+EMSCRIPTEN_KEEPALIVE void weft_close(int h, int code, std::size_t mlen) {
+  Host* x = host(h);
+  if (!x) return;
+  std::optional<Error> why;
+  if (code != 0) why = Error(code, std::string(g_in.data(), mlen));
+  if (x->conn)
+    x->conn->close(why);
+  else
+    x->peer->close(why);
+}
+
+EMSCRIPTEN_KEEPALIVE void weft_destroy(int h) {
+  Host* x = host(h);
+  if (!x) return;
+  std::unique_ptr<Host> gone = std::move(g_hosts[h - 1]);
+  gone->replies.clear();
+  gone.reset();
+}
+
+// Registers JS function `fn` for `name` (input buffer [0, nlen)); flags bit 0:
+// a notification handler. A ParamSpec as JSON may follow the name (slen bytes).
+EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags, std::size_t slen) {
+  Host* x = host(h);
+  if (!x) return 0;
+  std::string name(g_in.data(), nlen);
+  std::optional<ParamSpec> spec;
+  if (slen) {
+    json j = json::parse(g_in.data() + nlen, g_in.data() + nlen + slen, nullptr, false);
+    if (j.is_discarded()) return 0;
+    spec = parse_spec(j);
+  }
+  if (flags & 1) {
+    x->peer->notification(
+        std::move(name),
+        [h, fn](const json& params) {
+          Host* x = host(h);
+          if (!x) return;
+          double slot = params.is_null() ? kNoSlot : x->payload(params);
+          js_dispatch(h, fn, -1, slot, x->tmp.data(), slot == kTextSlot ? x->tmp.size() : 0);
+        },
+        std::move(spec));
+    return 1;
+  }
+  x->peer->method(
+      std::move(name),
+      MethodHandler([h, fn](json params, Reply reply, const CallInfo&) {
+        Host* x = host(h);
+        if (!x) return;
+        int token = x->store(std::move(reply));
+        double slot = params.is_null() ? kNoSlot : x->payload(params);
+        // >= 0: answered now with that payload; -1: later, by token; -2: done.
+        double r = js_dispatch(h, fn, token, slot, x->tmp.data(), slot == kTextSlot ? x->tmp.size() : 0);
+        x = host(h);
+        if (!x || !x->has(token)) return;
+        if (r >= 0) {
+          x->take(token).ok(x->text ? json(r) : marker(r));
+        } else if (r == -1) {
+          x->replies[token].on_cancel([h, token] { js_cancelled(h, token); });
+        }
+      }),
+      std::move(spec));
+  return 1;
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_remove(int h, std::size_t nlen) {
+  Host* x = host(h);
+  return x && x->peer->remove(std::string(g_in.data(), nlen)) ? 1 : 0;
+}
+
+// Answers request `token`: kind 0 the payload N, 1 JSON text (input buffer,
+// `arg` bytes), 2 an error object as JSON text (`arg` bytes).
+EMSCRIPTEN_KEEPALIVE void weft_reply(int h, int token, int kind, double arg) {
+  Host* x = host(h);
+  if (!x || !x->has(token)) return;
+  Reply r = x->take(token);
+  if (kind == 0) {
+    r.ok(marker(arg));
+    return;
+  }
+  auto n = static_cast<std::size_t>(arg);
+  json v = json::parse(g_in.data(), g_in.data() + n, nullptr, false);
+  if (v.is_discarded()) {
+    r.error(Error(code::kInternalError, "Internal error: the handler's answer is not valid JSON"));
+    return;
+  }
+  if (kind == 1) {
+    r.ok(std::move(v));
+    return;
+  }
+  Error e(code::kInternalError, "Internal error");
+  if (auto c = v.find("code"); c != v.end() && c->is_number_integer()) {
+    auto k = c->get<std::int64_t>();
+    if (k >= INT32_MIN && k <= INT32_MAX) e.code = static_cast<int>(k);
+  }
+  if (auto m = v.find("message"); m != v.end() && m->is_string()) e.message = m->get<std::string>();
+  if (auto d = v.find("data"); d != v.end()) e.data = *d;
+  r.error(std::move(e));
+}
+
+// One decoded-by-JS envelope (object path) or one frame of text (text path),
+// `n` bytes in the input buffer. Returns the next deadline (-1: none).
+EMSCRIPTEN_KEEPALIVE double weft_receive(int h, std::size_t n, double now) {
+  Host* x = host(h);
+  if (!x) return -1;
+  if (x->conn) {
+    g_in[n] = '\n';
+    x->conn->feed(std::string_view(g_in.data(), n + 1), to_ms(now));
+  } else {
+    static const auto codec = make_codec(CodecKind::Json);
+    auto doc = codec->decode(std::string_view(g_in.data(), n));
+    if (doc.ok())
+      x->peer->receive(*doc, to_ms(now));
+    else
+      x->peer->receive_error(doc.error());
+  }
+  if (!(x = host(h))) return -1;
+  note_deadline(x);
+  return g_status[0];
+}
+
+// An outgoing request: method = input buffer [0, mlen), params per
+// read_params (text right after the method). Returns the id (> 0), or 0 with
+// the error object's JSON at weft_error() (length in status[1]).
+EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, int pkind, double parg,
+                                      double timeout, double now) {
+  Host* x = host(h);
+  if (!x) return 0;
+  std::optional<json> params;
+  Result<Id> r = Error(code::kInvalidParams, "Invalid params: not valid JSON");
+  if (read_params(pkind, parg, mlen, params)) {
+    CallOptions o;
+    o.timeout = to_timeout(timeout);
+    r = x->peer->call(std::string(g_in.data(), mlen), std::move(params), settle_to(x, token), o,
+                      to_ms(now));
+  }
+  if (!(x = host(h))) return 0;
+  note_deadline(x);
+  if (!r.ok()) {
+    dump_to(r.error().to_json(), g_err);
+    g_status[1] = static_cast<double>(g_err.size());
+    return 0;
+  }
+  return r->kind() == Id::Kind::Int ? static_cast<double>(r->as_int()) : 0;
+}
+
+// A notification; 1 on success, else 0 with the error at weft_error().
+EMSCRIPTEN_KEEPALIVE int weft_notify(int h, std::size_t mlen, int pkind, double parg) {
+  Host* x = host(h);
+  if (!x) return 0;
+  std::optional<json> params;
+  Result<void> r = Error(code::kInvalidParams, "Invalid params: not valid JSON");
+  if (read_params(pkind, parg, mlen, params)) r = x->peer->notify(std::string(g_in.data(), mlen), std::move(params));
+  if (r.ok()) return 1;
+  dump_to(r.error().to_json(), g_err);
+  g_status[1] = static_cast<double>(g_err.size());
+  return 0;
+}
+
+// A batch described as JSON in the input buffer: [[method, kind, arg, token], …]
+// with kind as read_params (3: arg is the params value itself) and token -1
+// for a notification. Returns the number of ids written at weft_ids(), or -1
+// with the error at weft_error().
+EMSCRIPTEN_KEEPALIVE int weft_batch(int h, std::size_t n, double timeout, double now) {
+  Host* x = host(h);
+  if (!x) return -1;
+  json d = json::parse(g_in.data(), g_in.data() + n, nullptr, false);
+  std::vector<BatchEntry> entries;
+  if (d.is_array()) {
+    for (auto& e : d) {
+      if (!e.is_array() || e.size() != 4 || !e[0].is_string() || !e[1].is_number_integer() ||
+          !e[3].is_number_integer())
+        continue;
+      BatchEntry b;
+      b.method = e[0].get<std::string>();
+      switch (e[1].get<int>()) {
+        case 1: b.params = marker(e[2].get<double>()); break;
+        case 2: b.params = json::array({marker(e[2].get<double>())}); break;
+        case 3: b.params = std::move(e[2]); break;
+        default: break;
+      }
+      int token = e[3].get<int>();
+      if (token >= 0) b.done = settle_to(x, token);
+      entries.push_back(std::move(b));
+    }
+  }
+  CallOptions o;
+  o.timeout = to_timeout(timeout);
+  auto r = x->peer->batch(std::move(entries), o, to_ms(now));
+  if (!(x = host(h))) return -1;
+  note_deadline(x);
+  if (!r.ok()) {
+    dump_to(r.error().to_json(), g_err);
+    g_status[1] = static_cast<double>(g_err.size());
+    return -1;
+  }
+  g_ids.clear();
+  for (const Id& id : *r) g_ids.push_back(id.kind() == Id::Kind::Int ? static_cast<double>(id.as_int()) : 0);
+  return static_cast<int>(g_ids.size());
+}
+EMSCRIPTEN_KEEPALIVE const double* weft_ids() { return g_ids.data(); }
+EMSCRIPTEN_KEEPALIVE const char* weft_error() { return g_err.c_str(); }
+
+// Gives up on outgoing call `id`: its completion runs now with -32800 and the
+// other side is sent $/cancelRequest. 1 if the call was pending.
+EMSCRIPTEN_KEEPALIVE int weft_cancel(int h, double id) {
+  Host* x = host(h);
+  return x && x->peer->cancel(Id::integer(static_cast<std::int64_t>(id))) ? 1 : 0;
+}
+
+// Fails calls whose deadline has passed; returns the next deadline (-1: none).
+EMSCRIPTEN_KEEPALIVE double weft_advance(int h, double now) {
+  Host* x = host(h);
+  if (!x) return -1;
+  if (x->conn)
+    x->conn->advance(to_ms(now));
+  else
+    x->peer->advance(to_ms(now));
+  if (!(x = host(h))) return -1;
+  note_deadline(x);
+  return g_status[0];
+}
+
+EMSCRIPTEN_KEEPALIVE double weft_pending(int h) {
+  Host* x = host(h);
+  return x ? static_cast<double>(x->peer->pending()) : 0;
+}
+EMSCRIPTEN_KEEPALIVE double weft_in_flight(int h) {
+  Host* x = host(h);
+  return x ? static_cast<double>(x->peer->in_flight()) : 0;
+}
+// Bytes malloc has handed out and not taken back: the leak check's measure.
+EMSCRIPTEN_KEEPALIVE double weft_heap_used() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // extern "C"
+
+// Cold, descriptive API through embind: the version and the error codes, so
+// JS takes them from the core instead of restating them.
+namespace {
+emscripten::val codes() {
+  auto o = emscripten::val::object();
+  o.set("ParseError", code::kParseError);
+  o.set("InvalidRequest", code::kInvalidRequest);
+  o.set("MethodNotFound", code::kMethodNotFound);
+  o.set("InvalidParams", code::kInvalidParams);
+  o.set("InternalError", code::kInternalError);
+  o.set("ServerError", code::kServerError);
+  o.set("Timeout", code::kTimeout);
+  o.set("Closed", code::kClosed);
+  o.set("Overloaded", code::kOverloaded);
+  o.set("RequestCancelled", code::kRequestCancelled);
+  return o;
+}
+std::string core_version() { return weft::version(); }
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(weft) {
+  emscripten::function("version", &core_version);
+  emscripten::function("codes", &codes);
+}
