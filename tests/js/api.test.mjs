@@ -1,0 +1,210 @@
+// The weft-rpc JS API over MessageChannel: client/server, Peer, errors,
+// timeouts, cancellation, notifications, destroy, batches, load and leaks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready, heapUsed,
+} from '../../js/index.js';
+
+const T = { timeout: 15000 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function pair(Left = JSONRPCClient, Right = JSONRPCServer, lopts, ropts) {
+  const { port1, port2 } = new MessageChannel();
+  const a = new Left(portTransport(port1), lopts);
+  const b = new Right(portTransport(port2), ropts);
+  return [a, b, () => { a.destroy(); b.destroy(); }];
+}
+
+test('client/server: results, params by position and name, notifications', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    server.method('add', ([a, b]) => a + b);
+    server.method('greet', async ({ name }) => `hi ${name}`);
+    server.method('nothing', () => undefined);
+    const seen = [];
+    server.onNotify('log', (p) => seen.push(p));
+    assert.equal(await client.request('add', [2, 3]), 5);
+    assert.equal(await client.request('greet', { name: 'weft' }), 'hi weft');
+    assert.equal(await client.request('nothing'), null);
+    const big = { list: Array.from({ length: 100 }, (_, i) => ({ i, s: 'x'.repeat(i) })), nested: { a: [1, [2, [3]]] } };
+    server.method('echo', (p) => p);
+    assert.deepEqual(await client.request('echo', big), big);
+    client.notify('log', { level: 'info' });
+    client.notify('log', ['a']);
+    await sleep(20);
+    assert.deepEqual(seen, [{ level: 'info' }, ['a']]);
+  } finally { done(); }
+});
+
+test('handler errors: RPCError keeps code/message/data, anything else is -32603', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    server.method('typed', () => { throw new RPCError(-32042, 'build failed', { diagnostics: [1, 2] }); });
+    server.method('asyncTyped', async () => { throw new RPCError(-32005, 'nope'); });
+    server.method('plain', () => { throw new TypeError('bad thing'); });
+    server.method('string', () => { throw 'just a string'; });
+    await assert.rejects(client.request('typed', {}), (e) => e instanceof RPCError && e.code === -32042 && e.message === 'build failed' && e.data.diagnostics[1] === 2);
+    await assert.rejects(client.request('asyncTyped', {}), (e) => e.code === -32005 && e.message === 'nope' && e.data === undefined);
+    await assert.rejects(client.request('plain', {}), (e) => e.code === ErrorCode.InternalError && /bad thing/.test(e.message));
+    await assert.rejects(client.request('string', {}), (e) => e.code === ErrorCode.InternalError);
+    await assert.rejects(client.request('missing', {}), (e) => e.code === ErrorCode.MethodNotFound);
+    await assert.rejects(client.request('add', 'not params'), (e) => e.code === ErrorCode.InvalidParams);
+  } finally { done(); }
+});
+
+test('Peer: both sides call each other on one transport', T, async () => {
+  const [a, b, done] = pair(Peer, Peer);
+  try {
+    a.method('whoami', () => 'a');
+    b.method('whoami', () => 'b');
+    b.method('ask-back', async () => `b heard ${await b.request('whoami')}`);
+    assert.equal(await a.request('whoami'), 'b');
+    assert.equal(await b.call('whoami'), 'a');
+    assert.equal(await a.request('ask-back'), 'b heard a');
+  } finally { done(); }
+});
+
+test('timeouts: endpoint default and per call, -32001', T, async () => {
+  const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { timeout: 60 });
+  try {
+    server.method('never', () => new Promise(() => {}));
+    const t0 = Date.now();
+    await assert.rejects(client.request('never', {}), (e) => e instanceof RPCError && e.code === ErrorCode.Timeout);
+    assert.ok(Date.now() - t0 >= 50, 'not early');
+    await assert.rejects(client.request('never', {}, { timeout: 20 }), (e) => e.code === ErrorCode.Timeout);
+    assert.equal(client.stats().pending, 0);
+  } finally { done(); }
+});
+
+test('AbortSignal: the call rejects at once and the handler sees $/cancelRequest', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    let aborted;
+    const handlerAborted = new Promise((r) => { aborted = r; });
+    server.method('slow', (_p, ctx) => new Promise((resolve) => {
+      const t = setTimeout(() => resolve('late'), 5000);
+      ctx.signal.addEventListener('abort', () => { clearTimeout(t); aborted(ctx.signal.reason); });
+    }));
+    const ac = new AbortController();
+    const p = client.request('slow', {}, { signal: ac.signal });
+    await sleep(20);
+    ac.abort();
+    await assert.rejects(p, (e) => e.code === ErrorCode.RequestCancelled);
+    const reason = await handlerAborted;
+    assert.equal(reason.code, ErrorCode.RequestCancelled);
+    await sleep(20);
+    assert.equal(server.stats().inFlight, 0);
+    const pre = new AbortController();
+    pre.abort();
+    await assert.rejects(client.request('slow', {}, { signal: pre.signal }), (e) => e.code === ErrorCode.RequestCancelled);
+  } finally { done(); }
+});
+
+test('destroy() rejects every pending call at once with -32002', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    server.method('never', () => new Promise(() => {}));
+    const calls = [client.request('never', {}), client.request('never', [1]), client.request('never')];
+    await sleep(10);
+    client.destroy();
+    for (const c of calls) await assert.rejects(c, (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
+    await assert.rejects(client.request('never', {}), (e) => e.code === ErrorCode.Closed);
+  } finally { done(); }
+});
+
+test('a closed transport rejects pending calls at once', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1));
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('never', () => new Promise(() => {}));
+  const p = client.request('never', {});
+  await sleep(10);
+  port2.close();  // the other side goes away: port1 gets 'close'
+  await assert.rejects(p, (e) => e.code === ErrorCode.Closed);
+  client.destroy(); server.destroy();
+});
+
+test('batch: one JSON-RPC batch on the wire, each call settles on its own', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1));
+  const wire = [];
+  port2.addEventListener('message', (ev) => wire.push(ev.data));
+  const server = new JSONRPCServer(portTransport(port2));
+  try {
+    const logged = [];
+    server.method('add', ([a, b]) => a + b);
+    server.method('fail', () => { throw new RPCError(-32010, 'no'); });
+    server.onNotify('log', (p) => logged.push(p));
+    const [a, b, c, d] = client.batch([
+      { method: 'add', params: [1, 2] },
+      { method: 'fail', params: {} },
+      { method: 'log', params: ['x'], notification: true },
+      { method: 'add', params: [40, 2] },
+    ]);
+    assert.equal(await a, 3);
+    await assert.rejects(b, (e) => e.code === -32010);
+    assert.equal(await c, undefined);
+    assert.equal(await d, 42);
+    assert.equal(wire.length, 1);
+    assert.ok(Array.isArray(wire[0]) && wire[0].length === 4);
+    assert.deepEqual(wire[0][0], { jsonrpc: '2.0', method: 'add', params: [1, 2], id: 1 });
+    assert.deepEqual(logged, [['x']]);
+  } finally { client.destroy(); server.destroy(); }
+});
+
+test('calls made before the module has loaded are queued, never dropped', T, async () => {
+  // The module is loaded once per realm; a fresh worker shows the cold path.
+  const { Worker } = await import('node:worker_threads');
+  const url = new URL('../../js/index.js', import.meta.url).href;
+  const w = new Worker(`
+    const { parentPort } = require('node:worker_threads');
+    import(${JSON.stringify(url)}).then(async (m) => {
+      const { port1, port2 } = new MessageChannel();
+      const client = new m.JSONRPCClient(m.portTransport(port1));
+      const server = new m.JSONRPCServer(m.portTransport(port2));
+      const early = client.request('add', [1, 2]);   // before the wasm exists
+      port1.postMessage({ jsonrpc: '2.0', method: 'add', params: [5, 5], id: 'raw' }); // arrives early at the server
+      server.method('add', ([a, b]) => a + b);
+      const got = [];
+      port1.addEventListener('message', (ev) => got.push(ev.data));
+      const r = await early;
+      await new Promise((res) => setTimeout(res, 50));
+      parentPort.postMessage({ r, got: got.filter((x) => x.id === 'raw') });
+      client.destroy(); server.destroy();
+    });
+  `, { eval: true });
+  try {
+    const msg = await new Promise((res, rej) => { w.once('message', res); w.once('error', rej); });
+    assert.equal(msg.r, 3);
+    assert.deepEqual(msg.got, [{ jsonrpc: '2.0', result: 10, id: 'raw' }]);
+  } finally { await w.terminate(); }
+});
+
+test('10,000 concurrent requests complete; pending table and wasm heap return to baseline', T, async () => {
+  await ready;
+  const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { timeout: 30000 });
+  try {
+    server.method('inc', ([n]) => n + 1);
+    server.method('later', async ({ n }) => { await null; return { n }; });
+    const round = async () => {
+      const ps = [];
+      for (let i = 0; i < 10000; i++) ps.push(i % 2 ? client.request('inc', [i]) : client.request('later', { n: i }));
+      const rs = await Promise.all(ps);
+      for (let i = 0; i < 10000; i++) assert.deepEqual(rs[i], i % 2 ? i + 1 : { n: i });
+    };
+    await round();  // warm-up: tables and buffers reach their working size
+    await sleep(10);
+    const base = heapUsed();
+    await round();
+    await sleep(10);
+    for (const ep of [client, server]) {
+      const s = ep.stats();
+      assert.equal(s.pending, 0);
+      assert.equal(s.inFlight, 0);
+      assert.equal(s.calls, 0);
+      assert.equal(s.payloads, 0);
+    }
+    assert.ok(heapUsed() <= base, `heap ${heapUsed()} > baseline ${base}`);
+  } finally { done(); }
+});
