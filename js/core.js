@@ -67,7 +67,7 @@ function put(s, at = 0) {
   const worst = at + s.length * 3 + 1;
   if (worst > inCap) {
     inCap = Math.max(worst, inCap * 2, 4096);
-    inPtr = X.weft_in(inCap);
+    inPtr = X._weft_in(inCap);
   }
   const heap = M.HEAPU8;
   const base = inPtr + at;
@@ -82,7 +82,7 @@ function put(s, at = 0) {
 
 function status(i) { return M.HEAPF64[(statusPtr >> 3) + i]; }
 function lastError() {
-  const e = JSON.parse(str(X.weft_error(), status(1)));
+  const e = JSON.parse(str(X._weft_error(), status(1)));
   return new RPCError(e.code, e.message, e.data);
 }
 
@@ -189,10 +189,10 @@ const hooks = {
 export const ready = loadModule(hooks).then(
   (m) => {
     M = m;
-    X = m.asm;
-    statusPtr = X.weft_status();
+    X = m;  // m._weft_* become the raw exports after their first call
+    statusPtr = X._weft_status();
     inCap = 4096;
-    inPtr = X.weft_in(inCap);
+    inPtr = X._weft_in(inCap);
     for (const ep of waiting) ep._init();
     waiting.clear();
   },
@@ -206,7 +206,7 @@ export const ready = loadModule(hooks).then(
 ready.catch(() => {});
 
 /** Heap bytes in use inside the WebAssembly module (for leak checks). */
-export function heapUsed() { return X ? X.weft_heap_used() : 0; }
+export function heapUsed() { return X ? X._weft_heap_used() : 0; }
 export function coreVersion() { return M ? M.version() : undefined; }
 
 // ---- the endpoint -----------------------------------------------------------
@@ -267,7 +267,7 @@ export class Endpoint {
   _create() {
     const t = this.timeout;
     const l = this.limits;
-    return X.weft_create(0, t > 0 && t !== Infinity ? t : -1, l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0);
+    return X._weft_create(0, t > 0 && t !== Infinity ? t : -1, l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0);
   }
 
   _init() {
@@ -329,7 +329,7 @@ export class Endpoint {
       } else {
         text = envelope(data, this);
       }
-      X.weft_receive(this.h, put(text), t);
+      X._weft_receive(this.h, put(text), t);
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));
     } finally {
@@ -428,7 +428,7 @@ export class Endpoint {
     const mlen = put(typeof method === 'string' ? method : String(method));
     const [kind, arg] = this._params(params, mlen);
     this.sendError = null;
-    const id = X.weft_call(this.h, token, mlen, kind, arg, timeout, t);
+    const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t);
     if (id === 0) {
       this.calls[token] = undefined;
       this.freeCalls.push(token);
@@ -442,11 +442,11 @@ export class Endpoint {
     if (this.sendError) {
       rec.sendError = this.sendError;
       this.sendError = null;
-      X.weft_cancel(this.h, id);
+      X._weft_cancel(this.h, id);
       return;
     }
     if (!rec.done && rec.signal) {
-      rec.onAbort = () => { if (this.h && !rec.done) X.weft_cancel(this.h, rec.id); };
+      rec.onAbort = () => { if (this.h && !rec.done) X._weft_cancel(this.h, rec.id); };
       rec.signal.addEventListener('abort', rec.onAbort, { once: true });
     }
   }
@@ -477,7 +477,7 @@ export class Endpoint {
     if (!this.h) return;
     const mlen = put(typeof method === 'string' ? method : String(method));
     const [kind, arg] = this._params(params, mlen);
-    if (!X.weft_notify(this.h, mlen, kind, arg)) {
+    if (!X._weft_notify(this.h, mlen, kind, arg)) {
       if (kind === 1 || kind === 2) this.outs.delete(arg);
       const e = lastError();
       this._diag('NotifyFailed', e.message);
@@ -514,7 +514,7 @@ export class Endpoint {
       it.token = token;
       desc.push([String(it.e.method), kind, arg, token]);
     }
-    const n = X.weft_batch(this.h, put(JSON.stringify(desc)), timeout, t);
+    const n = X._weft_batch(this.h, put(JSON.stringify(desc)), timeout, t);
     if (n < 0) {
       const err = lastError();
       for (const o of outs) this.outs.delete(o);
@@ -528,7 +528,7 @@ export class Endpoint {
       return;
     }
     this._arm(status(0));
-    const ids = X.weft_ids() >> 3;
+    const ids = X._weft_ids() >> 3;
     let k = 0;
     for (const it of items) {
       if (!it.rec) continue;
@@ -536,7 +536,7 @@ export class Endpoint {
     }
     if (opts_signal(items)) {
       const signal = items.find((it) => it.rec)?.rec.signal;
-      const onAbort = () => { for (const it of items) if (it.rec && !it.rec.done && this.h) X.weft_cancel(this.h, it.rec.id); };
+      const onAbort = () => { for (const it of items) if (it.rec && !it.rec.done && this.h) X._weft_cancel(this.h, it.rec.id); };
       signal.addEventListener('abort', onAbort, { once: true });
     }
   }
@@ -558,7 +558,7 @@ export class Endpoint {
     } else {
       this.inspect.delete(String(name));
     }
-    X.weft_method(this.h, nlen, fn, flags, slen);
+    X._weft_method(this.h, nlen, fn, flags, slen);
   }
 
   _dispatch(fn, token, params) {
@@ -593,7 +593,7 @@ export class Endpoint {
     this.serving.delete(token);
     if (!this.h) return;
     const n = this._out(v === undefined ? null : v);
-    X.weft_reply(this.h, token, 0, n);
+    X._weft_reply(this.h, token, 0, n);
     if (this.outs.has(n)) this._defer(n);
   }
 
@@ -612,7 +612,7 @@ export class Endpoint {
     let n = -1;
     if (data !== undefined) { n = this._out(data); text += ',"data":{"":' + n + '}'; }
     text += '}';
-    X.weft_reply(this.h, token, 2, put(text));
+    X._weft_reply(this.h, token, 2, put(text));
     if (n >= 0 && this.outs.has(n)) this._defer(n);
   }
 
@@ -620,7 +620,7 @@ export class Endpoint {
   // (answered after cancellation/close): freed once nothing is in flight.
   _defer(n) {
     this.deferred.push(n);
-    if (X.weft_in_flight(this.h) === 0) {
+    if (X._weft_in_flight(this.h) === 0) {
       for (const d of this.deferred) this.outs.delete(d);
       this.deferred.length = 0;
     }
@@ -653,7 +653,7 @@ export class Endpoint {
       this.timer = null;
       this.armedAt = -1;
       if (!this.h) return;
-      const d = X.weft_advance(this.h, now());
+      const d = X._weft_advance(this.h, now());
       if (this.live > 0) this._arm(d);
     }, Math.max(0, Math.ceil(deadline - now())));
   }
@@ -674,7 +674,7 @@ export class Endpoint {
     }
     if (!this.h || this.closedError) return;
     this.closedError = new RPCError(code, message);
-    X.weft_close(this.h, code, put(message));
+    X._weft_close(this.h, code, put(message));
     this._disarm();
   }
 
@@ -690,7 +690,7 @@ export class Endpoint {
       // Never free the core under its own call stack: destroy() may be called
       // from a handler or a settle callback.
       queueMicrotask(() => {
-        X.weft_destroy(h);
+        X._weft_destroy(h);
         hosts[h] = undefined;
         this.outs.clear();
         this.deferred.length = 0;
@@ -703,8 +703,8 @@ export class Endpoint {
   /** Bookkeeping, for tests and leak checks. */
   stats() {
     return {
-      pending: this.h ? X.weft_pending(this.h) : 0,
-      inFlight: this.h ? X.weft_in_flight(this.h) : 0,
+      pending: this.h ? X._weft_pending(this.h) : 0,
+      inFlight: this.h ? X._weft_in_flight(this.h) : 0,
       calls: this.live,
       payloads: this.outs.size,
       heap: heapUsed(),
@@ -732,18 +732,18 @@ export class TextEndpoint extends Endpoint {
     this.diags = [];
     this.settled = new Map();
   }
-  _create() { return X.weft_create(1, -1, 0, 0, 0); }
+  _create() { return X._weft_create(1, -1, 0, 0, 0); }
   _emit(text) { this.frames.push(text); }
   _diag(kind) { this.diags.push(kind); }
   _dispatch(fn, token, params) { return this.handlers[fn].handler(params, token); }
-  feed(text, t) { X.weft_receive(this.h, put(text), t); }
+  feed(text, t) { X._weft_receive(this.h, put(text), t); }
   call(method, paramsText, timeout, t) {
     const rec = { resolve: (v) => this.settled.set(rec.id, { result: v }), reject: (e) => this.settled.set(rec.id, { error: e }), id: 0 };
     const token = this._token(rec);
     const mlen = put(method);
     const kind = paramsText == null ? 0 : 3;
     const arg = kind ? put(paramsText, mlen) : 0;
-    rec.id = X.weft_call(this.h, token, mlen, kind, arg, timeout ?? -1, t);
+    rec.id = X._weft_call(this.h, token, mlen, kind, arg, timeout ?? -1, t);
     return rec.id;
   }
   _settle(token, sl, v) {
@@ -758,14 +758,14 @@ export class TextEndpoint extends Endpoint {
   notifyText(method, paramsText) {
     const mlen = put(method);
     const kind = paramsText == null ? 0 : 3;
-    return X.weft_notify(this.h, mlen, kind, kind ? put(paramsText, mlen) : 0);
+    return X._weft_notify(this.h, mlen, kind, kind ? put(paramsText, mlen) : 0);
   }
-  cancel(id) { return X.weft_cancel(this.h, id) === 1; }
-  advance(t) { X.weft_advance(this.h, t); }
-  close() { X.weft_close(this.h, 0, 0); }
-  pending() { return X.weft_pending(this.h); }
-  inFlight() { return X.weft_in_flight(this.h); }
-  replyText(token, text) { X.weft_reply(this.h, token, 1, put(text)); }
-  replyErrorText(token, text) { X.weft_reply(this.h, token, 2, put(text)); }
+  cancel(id) { return X._weft_cancel(this.h, id) === 1; }
+  advance(t) { X._weft_advance(this.h, t); }
+  close() { X._weft_close(this.h, 0, 0); }
+  pending() { return X._weft_pending(this.h); }
+  inFlight() { return X._weft_in_flight(this.h); }
+  replyText(token, text) { X._weft_reply(this.h, token, 1, put(text)); }
+  replyErrorText(token, text) { X._weft_reply(this.h, token, 2, put(text)); }
   _cancelled(token) { this.onCancel?.(token); }
 }
