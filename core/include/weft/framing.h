@@ -9,7 +9,8 @@
 //
 // Framings:
 //  Lsp      "Content-Length: N\r\n[Content-Type: ...\r\n]\r\n" + N bytes (ADR-010)
-//  Ndjson   one message per line, '\n' terminated ('\r\n' accepted) (MCP stdio)
+//  Ndjson   one message per line, '\n' terminated ('\r\n' accepted) (MCP stdio);
+//           whitespace between messages (blank lines, leading blanks) is skipped
 //  Len32Be  4-byte big-endian length + payload (ash)
 //  Len32Le  4-byte little-endian length + payload (Meridian)
 //
@@ -40,7 +41,11 @@ struct FramingLimits {
 
 struct FrameError {
   Error error;
-  std::uint64_t offset = 0;  // stream byte offset where the problem was seen
+  // Stream byte offset where the problem was seen: the byte whose arrival
+  // revealed it (Lsp: the '\n' ending the bad header line or header block;
+  // Len32: the last length byte; Ndjson: the first byte past max_frame); for
+  // finish() and expire(), the number of bytes fed so far.
+  std::uint64_t offset = 0;
   // true: the peer should be answered with an error response whose id is null
   // (oversize → -32600, bad Content-Type → -32600, length mismatch → -32700).
   // false: only log it (a read timeout discarding a partial frame).
@@ -75,13 +80,17 @@ class FrameDecoder {
   // (reply = false), then continue with the next bytes as a new frame.
   virtual void expire(Millis now, FrameHandler& h) = 0;
 
-  // True when no partial frame is buffered.
+  // True when no partial frame is buffered. Also false while an oversized or
+  // rejected payload is being skipped or an Lsp header error is being
+  // resynchronised past: that frame is still in progress (and can time out).
   virtual bool idle() const = 0;
 };
 
 std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits = {});
 
 // Appends one frame holding `payload` to `out`. Lsp writes only Content-Length.
+// Ndjson: `payload` must be non-empty and hold no '\n' (weft's JSON encoder
+// never writes one); it is not checked.
 void encode_frame(Framing f, std::string_view payload, std::string& out);
 
 const char* framing_name(Framing f);  // "lsp", "ndjson", "len32be", "len32le"

@@ -1,0 +1,85 @@
+// framing_detail.h — private pieces shared by the framing decoders
+// (framing.cpp, framing_lsp.cpp) and by tests that need to look inside.
+//
+// Every decoder derives from DecoderBase, which owns what all framings share:
+// the stream offset, the read timer of the frame in progress (ADR-010: 30 s per
+// framed message) and the error reports. Subclasses own their state machine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "weft/framing.h"
+
+namespace weft::detail {
+
+class DecoderBase : public FrameDecoder {
+ public:
+  explicit DecoderBase(FramingLimits limits) : limits_(limits) {}
+
+  std::optional<Millis> deadline() const final {
+    if (idle() || limits_.read_timeout <= 0) return std::nullopt;
+    return started_at_ + limits_.read_timeout;
+  }
+
+  // ADR-010 "On timeout: discard partial, log, continue": reply=false because
+  // there is no request to answer, only something to log.
+  void expire(Millis now, FrameHandler& h) final {
+    auto d = deadline();
+    if (!d || now < *d) return;
+    const std::uint64_t k = offset_ - frame_start_;
+    reset();
+    report(h, code::kParseError,
+           "read timeout: discarded partial frame after " + std::to_string(k) + " bytes",
+           offset_, false);
+  }
+
+  // Bytes of heap the decoder holds (buffer capacities). Tests use it to
+  // prove that oversized payloads stream past without being buffered.
+  virtual std::size_t memory_footprint() const = 0;
+
+ protected:
+  // Drops the frame in progress (buffers, skip and resync state): idle() is
+  // true afterwards. Used by expire() and finish().
+  virtual void reset() = 0;
+
+  // The first byte of a new frame is at stream offset `at`: start its timer.
+  void begin_frame(std::uint64_t at, Millis now) {
+    frame_start_ = at;
+    started_at_ = now;
+  }
+
+  static void report(FrameHandler& h, int code, std::string message, std::uint64_t at,
+                     bool reply = true) {
+    // Built in place: assigning an Error would move its optional<json>, which
+    // GCC 12 flags with a false -Wmaybe-uninitialized.
+    const FrameError e{Error(code, std::move(message)), at, reply};
+    h.on_frame_error(e);
+  }
+
+  // Keeps a buffer's capacity for reuse, unless one huge frame inflated it: a
+  // long-lived daemon should not pin max_frame bytes per connection forever.
+  static void recycle(std::string& buf) {
+    buf.clear();
+    if (buf.capacity() > kKeepCapacity) std::string().swap(buf);
+  }
+  static constexpr std::size_t kKeepCapacity = 256 * 1024;
+
+  FramingLimits limits_;
+  std::uint64_t offset_ = 0;       // stream offset of the next byte fed
+  std::uint64_t frame_start_ = 0;  // stream offset of the frame in progress
+  Millis started_at_ = 0;          // `now` when that frame's first byte came
+};
+
+std::unique_ptr<FrameDecoder> make_lsp_decoder(FramingLimits limits);
+
+// Tests: the decoder's heap footprint (see DecoderBase::memory_footprint).
+inline std::size_t decoder_memory(const FrameDecoder& d) {
+  return static_cast<const DecoderBase&>(d).memory_footprint();
+}
+
+}  // namespace weft::detail
