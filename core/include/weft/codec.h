@@ -35,6 +35,12 @@ class Codec {
   //         The message says what and at which byte offset.
   //  -32600 Invalid Request: well-formed but nested deeper than max_depth
   //         (decoding stops at that point; nothing deeper is built).
+  // Also -32700, because the value must be representable as JSON text:
+  //  JSON: a number whose value overflows a double (e.g. 1e400; RFC 8259 §6
+  //        lets implementations limit range).
+  //  MessagePack: a non-str map key, a NaN/Infinity float, any ext value.
+  // JSON only: Document::id_lexemes gets the source text of every top-level
+  // "id" that is a number but not a 64-bit integer (MessagePack: always empty).
   virtual Result<Document> decode(std::string_view bytes) const = 0;
 
   // Appends the encoding of `out` to `buffer`. Never fails: strings with
