@@ -20,7 +20,7 @@ namespace weft {
 
 // A request id (§4: "a String, Number, or Null value"). Type and value are kept
 // exactly: integers that fit 64 bits are held as integers, and any other number
-// keeps the lexeme it arrived with (e.g. 1.50, 1e400, 123456789012345678901234)
+// keeps the lexeme it arrived with (e.g. 1.50, 1E3, 123456789012345678901234)
 // so a response echoes it byte-for-byte instead of rounding it through double.
 class Id {
  public:
