@@ -70,9 +70,9 @@ function log(boundary, dir, msg, note) {
   );
   logEl.prepend(li);
   while (logEl.childElementCount > LOG_MAX) logEl.lastElementChild.remove();
-  $('#log-count').textContent = `${logTotal} message${logTotal === 1 ? '' : 's'}`;
+  $('#log-count').textContent = `${logTotal} msg${logTotal === 1 ? '' : 's'}`;
 }
-$('#log-clear').addEventListener('click', () => { logEl.replaceChildren(); logTotal = 0; $('#log-count').textContent = '0 messages'; });
+$('#log-clear').addEventListener('click', () => { logEl.replaceChildren(); logTotal = 0; $('#log-count').textContent = '0 msgs'; });
 $('#log-errors-only').addEventListener('change', (e) => logEl.classList.toggle('errors-only', e.target.checked));
 
 /** Wraps a transport so every message in and out lands in the log. */
@@ -87,7 +87,7 @@ function logged(t, boundary) {
 
 // ------------------------------------------------------------------ boundaries
 const boundaries = {
-  iframe: { title: 'iframe', sub: `cross-origin <iframe> · windowTransport · ${config.frame}` },
+  iframe: { title: 'iframe', sub: `second-origin <iframe> · windowTransport` },
   worker: { title: 'Worker', sub: 'dedicated module Worker · workerTransport' },
   channel: { title: 'MessageChannel', sub: 'port1 ↔ port2 · portTransport' },
 };
@@ -134,7 +134,7 @@ function swapFrameHostile() {
   // The same <iframe> (so the same source window) but on a disallowed origin:
   // its forged messages pass the source check and must fail the origin check.
   setStatus('iframe', 'hostile', 'hostile page loaded');
-  frameEl.src = `${config.hostile}/web-demo/hostile.html?frame=-1`;
+  frameEl.src = `${config.hostile}/web-demo/hostile.html`;
 }
 
 // Worker.
@@ -272,8 +272,8 @@ const extras = {
 function card(b) {
   const B = boundaries[b];
   const extra = {
-    iframe: [button(b, 'reload', 'Reload iframe', 'ghost'), button(b, 'swap', 'Swap in hostile page', 'ghost danger')],
-    worker: [button(b, 'terminate', 'Terminate worker', 'ghost danger'), button(b, 'restart', 'Restart worker', 'ghost')],
+    iframe: [button(b, 'reload', 'Reload iframe', 'ghost small'), button(b, 'swap', 'Swap in hostile page', 'ghost danger small')],
+    worker: [button(b, 'terminate', 'Terminate worker', 'ghost danger small'), button(b, 'restart', 'Restart worker', 'ghost small')],
     channel: [],
   }[b];
   const cancel = button(b, 'cancel', 'Cancel', 'ghost');
@@ -286,11 +286,11 @@ function card(b) {
       h('span', { class: 'pill status', 'data-testid': `${b}-status`, 'data-state': 'loading', text: 'loading' })),
     b === 'iframe' ? h('div', { class: 'frame-slot', id: 'frame-slot' }) : null,
     row('request', [h('input', { 'data-testid': `${b}-call-input`, value: 'hello weft', 'aria-label': `${b} echo text`, spellcheck: 'false' }), button(b, 'call', 'Call echo', 'primary')], output(b, 'call')),
-    row('notification', [button(b, 'notify', 'Send note')], output(b, 'notify')),
+    row('notify', [button(b, 'notify', 'Send note')], output(b, 'notify')),
     row('batch', [button(b, 'batch', 'Run batch')], output(b, 'batch')),
     row('cancel', [button(b, 'slow', 'Start slow call'), cancel], output(b, 'slow'), output(b, 'abort')),
     row('error', [button(b, 'fail', 'Trigger failing call')], output(b, 'fail')),
-    row('server', [button(b, 'stats', 'Server stats', 'ghost'), ...extra], output(b, 'stats')),
+    row('server', [button(b, 'stats', 'Server stats', 'ghost small'), ...extra], output(b, 'stats')),
   );
   return el;
 }
@@ -298,8 +298,8 @@ function card(b) {
 const grid = $('#boundaries');
 for (const b of Object.keys(boundaries)) grid.append(card(b));
 
-// The iframe must be the page's first frame (frames[0]); the hostile frame targets it.
-frameEl = h('iframe', { id: 'demo-frame', title: 'weft demo iframe (second origin)', 'data-testid': 'demo-frame' });
+// The hostile frame finds it as parent.frames['weft-demo-frame'].
+frameEl = h('iframe', { id: 'demo-frame', name: 'weft-demo-frame', title: 'weft demo iframe (second origin)', 'data-testid': 'demo-frame' });
 $('#frame-slot').append(frameEl);
 
 // ------------------------------------------------ origin checks (monitoring)
@@ -321,7 +321,7 @@ $('#hostile').addEventListener('click', () => {
   const slot = $('#hostile-slot');
   slot.replaceChildren(h('iframe', {
     title: 'hostile frame (third origin)', 'data-testid': 'hostile-frame',
-    src: `${config.hostile}/web-demo/hostile.html?frame=0&run=${++hostileRuns}`,
+    src: `${config.hostile}/web-demo/hostile.html?frame=weft-demo-frame&run=${++hostileRuns}`,
   }));
   slot.classList.add('shown');
 });
@@ -368,7 +368,7 @@ function drawChart() {
   svg.replaceChildren();
   const names = Object.keys(boundaries);
   const max = Math.max(0.001, ...names.map((b) => results[b]?.p99 ?? 0));
-  const x0 = 110, w = 320, rowH = 46;
+  const x0 = 122, w = 310, rowH = 46;
   names.forEach((b, i) => {
     const y = 16 + i * rowH;
     const r = results[b];

@@ -8,7 +8,8 @@ import { serveDemo } from './methods.js';
 
 let rejected = 0;
 const $ = (id) => document.getElementById(id);
-$('origin').textContent = location.origin;
+$('origin').textContent = location.host;
+$('origin').title = `this iframe's origin: ${location.origin}`;
 
 addEventListener('message', (ev) => {
   if (ev.source === window.parent && ev.origin === config.app) return;

@@ -11,13 +11,17 @@ const forged = [
   [{ jsonrpc: '2.0', id: 'evil-3', method: 'add', params: [1, 2] }],
 ];
 document.getElementById('origin').textContent = location.origin;
-const targetIndex = Number(new URLSearchParams(location.search).get('frame') ?? 0);
+// ?frame=<name>: the sibling frame to attack as well (by its browsing-context name).
+const frameName = new URLSearchParams(location.search).get('frame');
 let sent = 0;
 function post(win) {
   for (const m of forged) { win.postMessage(m, '*'); sent++; }
 }
 post(window.parent);
-try { post(window.parent.frames[targetIndex]); } catch { /* no such frame */ }
+if (frameName) {
+  const sibling = window.parent.frames[frameName];
+  if (sibling && sibling !== window) post(sibling);
+}
 document.getElementById('sent').textContent = String(sent);
 // Tell the page how many were posted (itself not JSON-RPC, also ignored by weft).
 window.parent.postMessage({ hostileDone: sent, perTarget: forged.length }, '*');
