@@ -132,7 +132,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
     console.error(`PORT must be an integer 0..65533 (got ${process.env.PORT})`);
     process.exit(2);
   }
-  const { origins, url, close } = await startServer({ port, strict: process.env.PORT_STRICT === '1' });
+  let started;
+  try {
+    started = await startServer({ port, strict: process.env.PORT_STRICT === '1' });
+  } catch (e) {
+    console.error(`web demo: cannot listen on 127.0.0.1:${port}-${port + 2}: ${e.code ?? e.message}`);
+    process.exit(1);
+  }
+  const { origins, url, close } = started;
   console.log(`weft web demo (serving ${ROOT} read-only)`);
   console.log(`  open:            ${url}`);
   console.log(`  iframe origin:   ${origins.frame}`);
