@@ -1,0 +1,100 @@
+// weft/host/server.h — serve the core over Unix sockets, TCP and stdio.
+//
+// A Server owns an Asio io_context (single thread). Methods registered on it
+// are installed on the Peer of every connection; each connection is an
+// independent weft::Connection with its own framer, codec and in-flight
+// requests. rpc.ping and rpc.discover are built in.
+//
+//   weft::host::Server server;
+//   server.method("add", [](const weft::json& p) -> weft::Result<weft::json> {
+//     return weft::json(p[0].get<int>() + p[1].get<int>());
+//   });
+//   if (auto r = server.listen_unix("/tmp/app.sock"); !r) return 1;
+//   return server.run();  // until SIGINT/SIGTERM (graceful) or stop()
+//
+// Not thread-safe: call it from the thread that runs it (handlers run there).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <asio/io_context.hpp>
+
+#include "weft/codec.h"
+#include "weft/connection.h"
+#include "weft/framing.h"
+#include "weft/peer.h"
+
+namespace weft::host {
+
+struct ServerOptions {
+  // nullopt → the transport's default: lsp on stdio, len32be on sockets.
+  std::optional<Framing> framing;
+  CodecKind codec = CodecKind::Json;
+  FramingLimits framing_limits;
+  CodecLimits codec_limits;
+  PeerLimits peer_limits;
+  // How long in-flight requests may still run after SIGINT/SIGTERM/stop(), or
+  // after a client's end of input, before their connection is closed.
+  Millis grace_ms = 5000;
+  bool builtins = true;        // rpc.ping, rpc.discover
+  bool handle_signals = true;  // SIGINT/SIGTERM → graceful stop
+  std::string title = "weft";  // rpc.discover info.title
+  // Log sink (one line, no newline). Default: stderr, "weft: " prefix.
+  std::function<void(std::string_view)> log;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  asio::io_context& context();
+  const ServerOptions& options() const;
+
+  // Registration, applied to every connection (existing ones are unaffected).
+  void method(std::string name, SyncHandler h, std::optional<ParamSpec> spec = std::nullopt,
+              std::string description = {});
+  void method(std::string name, MethodHandler h, std::optional<ParamSpec> spec = std::nullopt,
+              std::string description = {});
+  void notification(std::string name, NotificationHandler h,
+                    std::optional<ParamSpec> spec = std::nullopt);
+  // Arbitrary per-connection setup, run after the registrations above.
+  void on_peer(std::function<void(Peer&)> setup);
+
+  // Start listening (several listeners may be combined). Errors are values:
+  // a live server already on `path` → error, a stale socket file → replaced.
+  // The socket file gets mode 0600 and is removed when the server stops.
+  Result<void> listen_unix(const std::string& path);
+  // port 0 picks a free port; see tcp_port().
+  Result<void> listen_tcp(const std::string& host, std::uint16_t port);
+  std::uint16_t tcp_port() const;
+  // Serve one connection over stdin/stdout. stdout then carries only frames:
+  // fd 1 is redirected to stderr so stray prints cannot corrupt the stream.
+  // When stdin ends (and its requests are answered) the server stops.
+  Result<void> serve_stdio();
+
+  // Runs until stopped; returns 0 after a clean stop.
+  int run();
+  // Graceful stop: stop accepting, let in-flight requests finish (at most
+  // grace_ms), close connections, remove socket files, return from run().
+  void stop();
+
+  std::size_t connections() const;
+  Millis started_ms() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Milliseconds on std::chrono::steady_clock: the `now` the core is given.
+Millis now_ms();
+
+}  // namespace weft::host

@@ -1,0 +1,131 @@
+// main.cpp — the `weft` command-line tool: serve, call, notify.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+#include "util.h"
+#include "weft/demo.h"
+#include "weft/host/host.h"
+
+namespace {
+
+using weft::cli::Command;
+using weft::cli::Options;
+using weft::cli::Transport;
+
+void print(std::FILE* f, const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), f);
+  std::fflush(f);
+}
+
+int serve(const Options& o) {
+  weft::host::ServerOptions so;
+  so.framing = o.framing;
+  so.codec = o.codec;
+  // Test hooks: shorter frame read timeout / shutdown grace than the defaults.
+  weft::Millis ms;
+  if (weft::host::detail::env_millis("WEFT_READ_TIMEOUT_MS", ms)) so.framing_limits.read_timeout = ms;
+  if (weft::host::detail::env_millis("WEFT_GRACE_MS", ms)) so.grace_ms = ms;
+  weft::host::Server server(std::move(so));
+  if (o.demo) {
+    auto ex = server.context().get_executor();
+    server.on_peer([ex](weft::Peer& p) {
+      weft::register_demo_methods(p);
+      weft::host::register_sleep(p, ex);
+    });
+  }
+  const std::string framing_name =
+      weft::framing_name(o.framing.value_or(o.transport == Transport::Stdio ? weft::Framing::Lsp
+                                                                            : weft::Framing::Len32Be));
+  const std::string suffix = " (" + framing_name + ", " + weft::codec_name(o.codec) + ")";
+  weft::Result<void> r;
+  std::string where;
+  switch (o.transport) {
+    case Transport::Stdio:
+      r = server.serve_stdio();
+      where = "stdio";
+      break;
+    case Transport::Tcp:
+      r = server.listen_tcp(o.host, o.port);
+      where = "tcp:" + o.host + ":" + std::to_string(server.tcp_port());
+      break;
+    case Transport::Unix:
+    case Transport::Default:
+    case Transport::Exec: {
+      std::string path = o.unix_path.empty() ? weft::host::default_socket_path() : o.unix_path;
+      r = server.listen_unix(path);
+      where = "unix:" + path;
+      break;
+    }
+  }
+  if (!r) {
+    weft::host::detail::log_stderr(r.error().message);
+    return 1;
+  }
+  weft::host::detail::log_stderr("listening on " + where + suffix);
+  return server.run();
+}
+
+int client(const Options& o) {
+  weft::host::ClientOptions co;
+  switch (o.transport) {
+    case Transport::Tcp:
+      co.endpoint.kind = weft::host::Endpoint::Kind::Tcp;
+      co.endpoint.host = o.host;
+      co.endpoint.port = o.port;
+      break;
+    case Transport::Exec:
+      co.endpoint.kind = weft::host::Endpoint::Kind::Exec;
+      co.endpoint.command = o.exec;
+      break;
+    default:
+      co.endpoint.kind = weft::host::Endpoint::Kind::Unix;
+      co.endpoint.path = o.unix_path.empty() ? weft::host::default_socket_path() : o.unix_path;
+      break;
+  }
+  co.framing = o.framing;
+  co.codec = o.codec;
+  co.timeout = o.timeout_ms;
+  co.retries = o.retries;
+  co.verbose = o.verbose;
+  const bool is_call = o.command == Command::Call;
+  weft::host::Outcome out = is_call ? weft::host::call(co, o.method, o.params)
+                                    : weft::host::notify(co, o.method, o.params);
+  using S = weft::host::Outcome::Status;
+  switch (out.status) {
+    case S::Ok:
+      if (is_call) print(stdout, out.result.dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
+      break;
+    case S::RemoteError:
+      print(stderr, out.error.to_json().dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
+      break;
+    case S::ConnectFailed:
+    case S::Timeout:
+      weft::host::detail::log_stderr(out.error.message);
+      break;
+  }
+  return out.exit_code();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  weft::cli::Parsed p = weft::cli::parse(args);
+  if (!p.error.empty()) {
+    print(stderr, "weft: " + p.error + "\n");
+    return 2;
+  }
+  const Options& o = p.options;
+  if (o.version) {
+    print(stdout, std::string("weft ") + weft::host::host_version() + "\n");
+    return 0;
+  }
+  if (o.help || o.command == Command::None) {
+    print(stdout, weft::cli::usage(o.command));
+    return 0;
+  }
+  if (o.command == Command::Serve) return serve(o);
+  return client(o);
+}

@@ -1,0 +1,248 @@
+// options.cpp — see options.h.
+#include "cli/options.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace weft::cli {
+
+namespace {
+
+bool parse_u64(const std::string& s, unsigned long long max, unsigned long long& out) {
+  if (s.empty() || s.size() > 19) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  errno = 0;
+  out = std::strtoull(s.c_str(), nullptr, 10);
+  return errno == 0 && out <= max;
+}
+
+bool parse_host_port(const std::string& s, std::string& host, std::uint16_t& port) {
+  std::string h, p;
+  if (!s.empty() && s.front() == '[') {
+    auto close = s.find(']');
+    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':') return false;
+    h = s.substr(1, close - 1);
+    p = s.substr(close + 2);
+  } else {
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos) return false;
+    h = s.substr(0, colon);
+    p = s.substr(colon + 1);
+  }
+  unsigned long long v = 0;
+  if (h.empty() || !parse_u64(p, 65535, v)) return false;
+  host = h;
+  port = static_cast<std::uint16_t>(v);
+  return true;
+}
+
+const char* command_name(Command c) {
+  switch (c) {
+    case Command::Serve: return "serve";
+    case Command::Call: return "call";
+    case Command::Notify: return "notify";
+    case Command::None: break;
+  }
+  return "weft";
+}
+
+}  // namespace
+
+std::string usage(Command c) {
+  switch (c) {
+    case Command::Serve:
+      return "Usage: weft serve (--stdio | --unix PATH | --tcp HOST:PORT) [--framing lsp|ndjson|len32be|len32le]\n"
+             "                  [--codec json|msgpack] [--demo]\n"
+             "\n"
+             "Serve JSON-RPC 2.0. rpc.ping and rpc.discover are always there; --demo adds\n"
+             "subtract, sum, update, notify_hello, notify_sum, get_data, echo, fail and sleep.\n"
+             "\n"
+             "  --stdio            one connection over stdin/stdout (stdout carries only frames)\n"
+             "  --unix PATH        Unix socket (mode 0600); default $WEFT_SOCKET, else\n"
+             "                     $XDG_RUNTIME_DIR/weft.sock, else /tmp/weft-$USER.sock\n"
+             "  --tcp HOST:PORT    TCP (use a loopback address; port 0 picks one)\n"
+             "  --framing F        lsp (default on stdio), ndjson, len32be (default on sockets), len32le\n"
+             "  --codec C          json (default) or msgpack\n"
+             "  --demo             register the demo methods\n"
+             "\n"
+             "SIGINT/SIGTERM: stop accepting, let in-flight requests finish (5 s grace), remove\n"
+             "the socket file, exit 0. Logs go to stderr.\n";
+    case Command::Call:
+    case Command::Notify: {
+      const bool call = c == Command::Call;
+      std::string s = std::string("Usage: weft ") + command_name(c) +
+                      " (--unix PATH | --tcp HOST:PORT | --exec CMD) [--framing F] [--codec C]\n"
+                      "                 [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n\n";
+      s += call ? "Send one request and print its result as JSON on stdout.\n"
+                : "Send one notification; exit 0 once it is written.\n";
+      s += "\n"
+           "  --unix PATH        Unix socket (default $WEFT_SOCKET, else $XDG_RUNTIME_DIR/weft.sock,\n"
+           "                     else /tmp/weft-$USER.sock)\n"
+           "  --tcp HOST:PORT    TCP\n"
+           "  --exec CMD         run CMD with /bin/sh -c and talk over its stdin/stdout\n"
+           "  --framing F        lsp (default with --exec), ndjson, len32be (default on sockets), len32le\n"
+           "  --codec C          json (default) or msgpack\n"
+           "  --timeout MS       give up after MS milliseconds (exit 4); default: wait\n"
+           "  --retries N        connection refused / no socket: retry N times (default 3),\n"
+           "                     backoff 100 ms, 200 ms, 400 ms, ... plus jitter\n"
+           "  -v, --verbose      log retries to stderr\n"
+           "  PARAMS_JSON        a JSON array or object\n"
+           "\n";
+      s += call ? "Exit: 0 result (stdout), 1 error response (JSON on stderr), 2 usage,\n"
+                  "      3 connection failure, 4 timeout.\n"
+                : "Exit: 0 written, 2 usage, 3 connection failure, 4 timeout.\n";
+      return s;
+    }
+    case Command::None: break;
+  }
+  return "Usage: weft <command> [options]\n"
+         "\n"
+         "Commands:\n"
+         "  serve    serve JSON-RPC 2.0 on stdio, a Unix socket or TCP\n"
+         "  call     send a request and print the result\n"
+         "  notify   send a notification\n"
+         "\n"
+         "Run `weft <command> --help` for a command's options.\n";
+}
+
+Parsed parse(const std::vector<std::string>& args) {
+  Parsed out;
+  Options& o = out.options;
+  auto err = [&](std::string m) {
+    out.error = std::move(m);
+    return out;
+  };
+  if (args.empty()) return err("missing command (serve, call or notify); try --help");
+  const std::string& cmd = args[0];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    o.help = true;
+    return out;
+  }
+  if (cmd == "--version") {
+    o.version = true;
+    return out;
+  }
+  if (cmd == "serve") o.command = Command::Serve;
+  else if (cmd == "call") o.command = Command::Call;
+  else if (cmd == "notify") o.command = Command::Notify;
+  else if (!cmd.empty() && cmd[0] == '-') return err("unknown option '" + cmd + "' (expected a command first)");
+  else return err("unknown command '" + cmd + "' (expected serve, call or notify)");
+
+  const bool serve = o.command == Command::Serve;
+  const std::string name = command_name(o.command);
+  std::vector<std::string> positional;
+  bool only_positional = false;
+  auto set_transport = [&](Transport t, const std::string& flag) -> bool {
+    if (o.transport != Transport::Default) {
+      out.error = "only one of --stdio, --unix, --tcp, --exec may be given (" + flag + ")";
+      return false;
+    }
+    o.transport = t;
+    return true;
+  };
+
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (only_positional || a.empty() || a[0] != '-' || a == "-") {
+      positional.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      only_positional = true;
+      continue;
+    }
+    std::optional<std::string> inline_value;
+    if (a.rfind("--", 0) == 0) {
+      auto eq = a.find('=');
+      if (eq != std::string::npos) {
+        inline_value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+      }
+    }
+    auto value = [&](std::string& v) -> bool {
+      if (inline_value) {
+        v = *inline_value;
+        return true;
+      }
+      if (i + 1 >= args.size()) {
+        out.error = a + " needs a value";
+        return false;
+      }
+      v = args[++i];
+      return true;
+    };
+    auto no_value = [&]() -> bool {
+      if (inline_value) {
+        out.error = a + " takes no value";
+        return false;
+      }
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      if (!no_value()) return out;
+      o.help = true;
+    } else if (a == "--stdio" && serve) {
+      if (!no_value() || !set_transport(Transport::Stdio, a)) return out;
+    } else if (a == "--unix") {
+      if (!value(v) || !set_transport(Transport::Unix, a)) return out;
+      if (v.empty()) return err("--unix needs a non-empty path");
+      o.unix_path = v;
+    } else if (a == "--tcp") {
+      if (!value(v) || !set_transport(Transport::Tcp, a)) return out;
+      if (!parse_host_port(v, o.host, o.port)) return err("--tcp expects HOST:PORT, got '" + v + "'");
+    } else if (a == "--exec" && !serve) {
+      if (!value(v) || !set_transport(Transport::Exec, a)) return out;
+      if (v.empty()) return err("--exec needs a command");
+      o.exec = v;
+    } else if (a == "--framing") {
+      if (!value(v)) return out;
+      Framing f;
+      if (!parse_framing_name(v, f)) return err("unknown framing '" + v + "' (lsp, ndjson, len32be, len32le)");
+      o.framing = f;
+    } else if (a == "--codec") {
+      if (!value(v)) return out;
+      CodecKind k;
+      if (!parse_codec_name(v, k)) return err("unknown codec '" + v + "' (json, msgpack)");
+      o.codec = k;
+    } else if (a == "--demo" && serve) {
+      if (!no_value()) return out;
+      o.demo = true;
+    } else if (a == "--timeout" && !serve) {
+      if (!value(v)) return out;
+      unsigned long long ms;
+      if (!parse_u64(v, 1ull << 40, ms) || ms == 0) return err("--timeout expects milliseconds > 0, got '" + v + "'");
+      o.timeout_ms = static_cast<Millis>(ms);
+    } else if (a == "--retries" && !serve) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 30, n)) return err("--retries expects an integer from 0 to 30, got '" + v + "'");
+      o.retries = static_cast<int>(n);
+    } else if ((a == "--verbose" || a == "-v") && !serve) {
+      if (!no_value()) return out;
+      o.verbose = true;
+    } else {
+      return err("unknown option '" + a + "' for weft " + name + "; try weft " + name + " --help");
+    }
+  }
+  if (o.help) return out;
+
+  if (serve) {
+    if (!positional.empty()) return err("unexpected argument '" + positional[0] + "' for weft serve");
+    return out;
+  }
+  if (positional.empty()) return err("missing METHOD; try weft " + name + " --help");
+  if (positional.size() > 2) return err("unexpected argument '" + positional[2] + "'");
+  o.method = positional[0];
+  if (o.method.empty()) return err("METHOD must not be empty");
+  if (positional.size() == 2) {
+    json p = json::parse(positional[1], nullptr, false);
+    if (p.is_discarded()) return err("PARAMS_JSON is not valid JSON: " + positional[1]);
+    if (!p.is_array() && !p.is_object()) return err("PARAMS_JSON must be a JSON array or object");
+    o.params = std::move(p);
+  }
+  return out;
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,47 @@
+// options.h — parsing the `weft` command line (no I/O; unit-tested).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/codec.h"
+#include "weft/error.h"
+#include "weft/framing.h"
+
+namespace weft::cli {
+
+enum class Command { None, Serve, Call, Notify };
+enum class Transport { Default, Stdio, Unix, Tcp, Exec };
+
+struct Options {
+  Command command = Command::None;
+  bool help = false;     // print usage of `command` (or the overview) and exit 0
+  bool version = false;
+  Transport transport = Transport::Default;
+  std::string unix_path;
+  std::string host;
+  std::uint16_t port = 0;
+  std::string exec;
+  std::optional<Framing> framing;
+  CodecKind codec = CodecKind::Json;
+  bool demo = false;
+  std::optional<Millis> timeout_ms;
+  int retries = 3;
+  bool verbose = false;
+  std::string method;
+  std::optional<json> params;
+};
+
+struct Parsed {
+  Options options;
+  std::string error;  // non-empty: one-line usage error, exit 2
+};
+
+// args excludes argv[0].
+Parsed parse(const std::vector<std::string>& args);
+
+std::string usage(Command c);
+
+}  // namespace weft::cli

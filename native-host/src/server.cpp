@@ -1,0 +1,259 @@
+// server.cpp — the accept loops, signals and graceful stop of weft::host::Server.
+#include "weft/host/server.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <list>
+#include <unordered_map>
+
+#include <asio/ip/tcp.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "listener.h"
+#include "session.h"
+#include "util.h"
+#include "weft/host/builtins.h"
+
+namespace weft::host {
+
+using detail::Session;
+
+struct Server::Impl {
+  asio::io_context io{1};
+  ServerOptions opts;
+  Millis started = now_ms();
+  std::vector<std::function<void(Peer&)>> setups;
+  std::unordered_map<Session*, std::shared_ptr<Session>> sessions;
+  struct UnixListener {
+    explicit UnixListener(asio::io_context& io) : acceptor(io), retry(io) {}
+    asio::local::stream_protocol::acceptor acceptor;
+    detail::UnixSocketFile file;
+    asio::steady_timer retry;
+  };
+  struct TcpListener {
+    explicit TcpListener(asio::io_context& io) : acceptor(io), retry(io) {}
+    asio::ip::tcp::acceptor acceptor;
+    asio::steady_timer retry;
+  };
+  std::list<UnixListener> unix_listeners;
+  std::list<TcpListener> tcp_listeners;
+  std::optional<asio::signal_set> signals;
+  std::uint64_t next_id = 1;
+  bool stopping = false;
+  bool finished = false;
+  int exit_code = 0;
+
+  void log(const std::string& s) {
+    if (opts.log) opts.log(s);
+  }
+
+  void add_session(Session::Fd in, std::optional<Session::Fd> out, Framing default_framing,
+                   std::string name, bool stdio) {
+    detail::SessionConfig cfg;
+    cfg.conn.framing = opts.framing.value_or(default_framing);
+    cfg.conn.codec = opts.codec;
+    cfg.conn.framing_limits = opts.framing_limits;
+    cfg.conn.codec_limits = opts.codec_limits;
+    cfg.conn.peer_limits = opts.peer_limits;
+    cfg.name = std::move(name);
+    cfg.eof_grace = opts.grace_ms;
+    cfg.log = opts.log;
+    auto s = std::make_shared<Session>(io, std::move(in), std::move(out), std::move(cfg));
+    if (opts.builtins) {
+      register_builtins(s->peer(), started, opts.title,
+                        [this] { return json{{"connections", sessions.size()}}; });
+    }
+    for (auto& f : setups) f(s->peer());
+    Session* raw = s.get();
+    sessions.emplace(raw, s);
+    s->on_closed = [this, raw, stdio](const std::string& why) {
+      if (!why.empty()) log(raw->name() + " closed: " + why);
+      // Keep the session alive until this callback returns.
+      auto keep = sessions[raw];
+      sessions.erase(raw);
+      if (stdio) stop();
+      if (stopping && sessions.empty()) finish();
+    };
+    s->start();
+    if (stopping) s->drain(now_ms() + opts.grace_ms);
+  }
+
+  template <class Listener>
+  void accept(Listener& l, Framing framing, const char* kind) {
+    l.acceptor.async_accept([this, &l, framing, kind](const asio::error_code& ec, auto socket) {
+      if (stopping || ec == asio::error::operation_aborted) return;
+      if (ec) {
+        // EMFILE and friends: back off instead of spinning.
+        log(std::string("accept: ") + ec.message());
+        l.retry.expires_after(std::chrono::milliseconds(100));
+        l.retry.async_wait([this, &l, framing, kind](const asio::error_code& e) {
+          if (!e && !stopping) accept(l, framing, kind);
+        });
+        return;
+      }
+      if constexpr (std::is_same_v<Listener, TcpListener>) {
+        asio::error_code ignored;
+        socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+      }
+      asio::error_code rec;
+      int fd = socket.release(rec);
+      if (!rec && fd >= 0) {
+        add_session(Session::Fd(io, fd), std::nullopt, framing,
+                    std::string(kind) + "#" + std::to_string(next_id++), false);
+      }
+      accept(l, framing, kind);
+    });
+  }
+
+  void stop() {
+    if (stopping) return;
+    stopping = true;
+    asio::error_code ec;
+    for (auto& l : unix_listeners) {
+      l.acceptor.close(ec);
+      l.retry.cancel();
+    }
+    for (auto& l : tcp_listeners) {
+      l.acceptor.close(ec);
+      l.retry.cancel();
+    }
+    const Millis deadline = now_ms() + opts.grace_ms;
+    std::vector<std::shared_ptr<Session>> all;
+    for (auto& [raw, s] : sessions) all.push_back(s);
+    for (auto& s : all) s->drain(deadline);
+    if (sessions.empty()) finish();
+  }
+
+  void force_close() {
+    std::vector<std::shared_ptr<Session>> all;
+    for (auto& [raw, s] : sessions) all.push_back(s);
+    for (auto& s : all) s->close(Error(code::kClosed, "server stopped"));
+    if (sessions.empty()) finish();
+  }
+
+  void finish() {
+    if (finished) return;
+    finished = true;
+    for (auto& l : unix_listeners) detail::remove_socket_file(l.file);
+    if (signals) {
+      asio::error_code ec;
+      signals->cancel(ec);
+    }
+    io.stop();
+  }
+
+  void wait_signal() {
+    signals->async_wait([this](const asio::error_code& ec, int sig) {
+      if (ec) return;
+      if (!stopping) {
+        log(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+            ", finishing in-flight requests");
+        stop();
+      } else {
+        log("second signal, closing now");
+        force_close();
+      }
+      if (!finished) wait_signal();
+    });
+  }
+};
+
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
+  detail::ignore_sigpipe();
+  impl_->opts = std::move(options);
+  if (!impl_->opts.log) impl_->opts.log = detail::default_log();
+}
+
+Server::~Server() {
+  if (impl_ && !impl_->finished) {
+    for (auto& l : impl_->unix_listeners) detail::remove_socket_file(l.file);
+  }
+}
+
+asio::io_context& Server::context() { return impl_->io; }
+const ServerOptions& Server::options() const { return impl_->opts; }
+std::size_t Server::connections() const { return impl_->sessions.size(); }
+Millis Server::started_ms() const { return impl_->started; }
+
+void Server::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec,
+                    std::string description) {
+  impl_->setups.push_back([=](Peer& p) { p.method(name, h, spec, description); });
+}
+
+void Server::method(std::string name, MethodHandler h, std::optional<ParamSpec> spec,
+                    std::string description) {
+  impl_->setups.push_back([=](Peer& p) { p.method(name, h, spec, description); });
+}
+
+void Server::notification(std::string name, NotificationHandler h, std::optional<ParamSpec> spec) {
+  impl_->setups.push_back([=](Peer& p) { p.notification(name, h, spec); });
+}
+
+void Server::on_peer(std::function<void(Peer&)> setup) { impl_->setups.push_back(std::move(setup)); }
+
+Result<void> Server::listen_unix(const std::string& path) {
+  auto& l = impl_->unix_listeners.emplace_back(impl_->io);
+  auto r = detail::open_unix_listener(l.acceptor, path, l.file, impl_->opts.log);
+  if (!r) {
+    impl_->unix_listeners.pop_back();
+    return r;
+  }
+  impl_->accept(l, Framing::Len32Be, "unix");
+  return {};
+}
+
+Result<void> Server::listen_tcp(const std::string& host, std::uint16_t port) {
+  auto& l = impl_->tcp_listeners.emplace_back(impl_->io);
+  auto r = detail::open_tcp_listener(l.acceptor, host, port);
+  if (!r) {
+    impl_->tcp_listeners.pop_back();
+    return r;
+  }
+  impl_->accept(l, Framing::Len32Be, "tcp");
+  return {};
+}
+
+std::uint16_t Server::tcp_port() const {
+  for (auto& l : impl_->tcp_listeners) {
+    asio::error_code ec;
+    auto ep = l.acceptor.local_endpoint(ec);
+    if (!ec) return ep.port();
+  }
+  return 0;
+}
+
+Result<void> Server::serve_stdio() {
+  // Private copies of stdin/stdout; fd 1 then points at stderr, so nothing but
+  // frames can ever reach the real stdout.
+  int in = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
+  if (in < 0) return Error(code::kServerError, std::string("dup stdin: ") + std::strerror(errno));
+  int out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (out < 0) {
+    ::close(in);
+    return Error(code::kServerError, std::string("dup stdout: ") + std::strerror(errno));
+  }
+  ::dup2(2, 1);
+  impl_->add_session(Session::Fd(impl_->io, in), Session::Fd(impl_->io, out), Framing::Lsp,
+                     "stdio", true);
+  return {};
+}
+
+int Server::run() {
+  if (impl_->opts.handle_signals && !impl_->signals) {
+    impl_->signals.emplace(impl_->io, SIGINT, SIGTERM);
+    impl_->wait_signal();
+  }
+  if (impl_->finished) return impl_->exit_code;
+  impl_->io.run();
+  if (!impl_->finished) impl_->finish();
+  return impl_->exit_code;
+}
+
+void Server::stop() { impl_->stop(); }
+
+}  // namespace weft::host

@@ -1,0 +1,95 @@
+// session.h — one weft::Connection driven by Asio over file descriptors.
+//
+// Reads in large chunks and feeds the Connection; everything the Connection
+// writes during one pass (a read, a timer, an async reply) is gathered into
+// one buffer and written with one write. One steady_timer per session is
+// armed at the Connection's next deadline (lazily: only moved earlier).
+// Backpressure: reading pauses while too much output is queued.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "weft/connection.h"
+
+namespace weft::host::detail {
+
+asio::steady_timer::time_point to_time_point(Millis ms);
+
+struct SessionConfig {
+  ConnectionOptions conn;      // write is set by the session
+  std::string name;            // for logs, e.g. "unix#3"
+  Millis eof_grace = 5000;     // after end of input: in-flight requests may finish
+  std::size_t read_chunk = 64 * 1024;
+  std::size_t max_queued_output = 8u << 20;
+  std::function<void(std::string_view)> log;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  using Fd = asio::posix::stream_descriptor;
+  // `out` empty → `in` is used for both directions (a socket).
+  Session(asio::io_context& io, Fd in, std::optional<Fd> out, SessionConfig cfg);
+  ~Session();
+
+  Peer& peer() { return conn_->peer(); }
+  const std::string& name() const { return cfg_.name; }
+
+  void start();
+  // Stop reading; close once no request is in flight and output is written,
+  // or at `deadline` at the latest.
+  void drain(Millis deadline);
+  void close(std::optional<Error> reason = std::nullopt);
+  bool closed() const { return closed_; }
+  bool draining() const { return draining_; }
+  // After using peer() from outside a session callback (call/notify): write
+  // what was queued and re-arm the timer.
+  void poke();
+
+  // Called once when the session closes; `why` is empty after a clean close.
+  std::function<void(const std::string& why)> on_closed;
+
+ private:
+  Fd& out() { return out_ ? *out_ : in_; }
+  void do_read();
+  void on_read(const asio::error_code& ec, std::size_t n);
+  void on_write(const asio::error_code& ec);
+  template <class F> void pass(F&& f);
+  void flush();
+  void rearm();
+  void on_timer();
+  void check_drain();
+  bool idle() const;
+  void fail(const std::string& why);
+  void log(const std::string& line);
+
+  asio::io_context& io_;
+  Fd in_;
+  std::optional<Fd> out_;
+  SessionConfig cfg_;
+  std::unique_ptr<Connection> conn_;
+  asio::steady_timer timer_;
+  std::optional<Millis> armed_;
+  std::uint64_t timer_gen_ = 0;
+  std::vector<char> rbuf_;
+  std::string pending_;  // written by the Connection, not yet handed to the OS
+  std::string wbuf_;     // being written
+  bool reading_ = false;
+  bool writing_ = false;
+  bool in_pass_ = false;
+  bool flush_posted_ = false;
+  bool eof_ = false;
+  bool draining_ = false;
+  bool closed_ = false;
+  std::optional<Millis> drain_deadline_;
+  std::string close_why_;
+};
+
+}  // namespace weft::host::detail

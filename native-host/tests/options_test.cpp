@@ -1,0 +1,94 @@
+// The `weft` command line: every accepted form and one-line errors.
+#include <catch2/catch.hpp>
+
+#include "cli/options.h"
+
+using namespace weft::cli;
+
+static Parsed P(std::vector<std::string> a) { return parse(a); }
+
+TEST_CASE("serve transports and defaults") {
+  auto p = P({"serve", "--stdio"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.command == Command::Serve);
+  CHECK(p.options.transport == Transport::Stdio);
+  CHECK(!p.options.framing);
+  CHECK(p.options.codec == weft::CodecKind::Json);
+
+  p = P({"serve", "--unix", "/tmp/x.sock", "--framing", "ndjson", "--codec=msgpack", "--demo"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.unix_path == "/tmp/x.sock");
+  CHECK(*p.options.framing == weft::Framing::Ndjson);
+  CHECK(p.options.codec == weft::CodecKind::MessagePack);
+  CHECK(p.options.demo);
+
+  p = P({"serve", "--tcp", "127.0.0.1:0"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.host == "127.0.0.1");
+  CHECK(p.options.port == 0);
+  p = P({"serve", "--tcp", "[::1]:8080"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.host == "::1");
+  CHECK(p.options.port == 8080);
+}
+
+TEST_CASE("call parses method, params and client flags") {
+  auto p = P({"call", "--unix", "/s", "--timeout", "250", "--retries", "5", "sum", "[1,2,3]"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.command == Command::Call);
+  CHECK(p.options.method == "sum");
+  CHECK(*p.options.params == weft::json::array({1, 2, 3}));
+  CHECK(*p.options.timeout_ms == 250);
+  CHECK(p.options.retries == 5);
+
+  p = P({"notify", "--exec", "weft serve --stdio", "update", "{\"a\":1}"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.transport == Transport::Exec);
+  CHECK(p.options.exec == "weft serve --stdio");
+  CHECK(p.options.params->is_object());
+
+  p = P({"call", "rpc.ping"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.transport == Transport::Default);
+  CHECK(!p.options.params);
+}
+
+TEST_CASE("help everywhere") {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"serve", "--help"}, {"call", "--help"}, {"notify", "-h"}, {"call", "--unix", "x", "--help"}}) {
+    auto p = P(args);
+    CHECK(p.error.empty());
+    CHECK(p.options.help);
+  }
+  CHECK(usage(Command::Serve).find("--stdio") != std::string::npos);
+  CHECK(usage(Command::Call).find("--retries") != std::string::npos);
+}
+
+TEST_CASE("bad command lines are one-line errors") {
+  for (auto args : std::vector<std::vector<std::string>>{
+           {},
+           {"frobnicate"},
+           {"serve", "--bogus"},
+           {"serve", "--stdio", "--unix", "/x"},
+           {"serve", "--framing", "xml"},
+           {"serve", "--codec", "cbor"},
+           {"serve", "--tcp", "nope"},
+           {"serve", "--tcp", "127.0.0.1:70000"},
+           {"serve", "--exec", "x"},
+           {"serve", "extra"},
+           {"call", "--stdio", "m"},
+           {"call", "--unix"},
+           {"call", "--timeout", "abc", "m"},
+           {"call", "--retries", "-1", "m"},
+           {"call"},
+           {"call", "m", "{bad json"},
+           {"call", "m", "42"},
+           {"call", "m", "[]", "extra"},
+           {"notify", "--demo", "m"},
+       }) {
+    auto p = P(args);
+    INFO(args.size());
+    CHECK(!p.error.empty());
+    CHECK(p.error.find('\n') == std::string::npos);
+  }
+}
