@@ -85,6 +85,21 @@ void PeerState::cancel_serving(const Id& id) {
   }
 }
 
+Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
+                    Millis now) {
+  Id id = Id::integer(next_id++);
+  Pending p;
+  p.done = std::move(done);
+  p.deadline = deadlines.end();
+  p.method = method;
+  if (timeout) {
+    p.timeout = *timeout;
+    p.deadline = deadlines.emplace(now + *timeout, id);
+  }
+  pending.emplace(id, std::move(p));
+  return id;
+}
+
 void PeerState::settle(const Id& id, Result<json>&& r) {
   auto it = pending.find(id);
   if (it == pending.end()) {
@@ -158,29 +173,33 @@ Peer::Peer(PeerOptions options) : s_(std::make_shared<PeerState>(std::move(optio
 
 Peer::~Peer() { close(); }
 
-void Peer::method(std::string name, MethodHandler h, std::optional<ParamSpec> spec,
-                  std::string description) {
+namespace {
+detail::Registered make_registered(std::optional<ParamSpec> spec, std::string description) {
   detail::Registered r;
-  r.async = std::move(h);
   r.spec = std::move(spec);
   r.description = std::move(description);
+  return r;
+}
+}  // namespace
+
+void Peer::method(std::string name, MethodHandler h, std::optional<ParamSpec> spec,
+                  std::string description) {
+  auto r = make_registered(std::move(spec), std::move(description));
+  r.async = std::move(h);
   s_->methods[std::move(name)] = std::move(r);
 }
 
 void Peer::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec,
                   std::string description) {
-  detail::Registered r;
+  auto r = make_registered(std::move(spec), std::move(description));
   r.sync = std::move(h);
-  r.spec = std::move(spec);
-  r.description = std::move(description);
   s_->methods[std::move(name)] = std::move(r);
 }
 
 void Peer::notification(std::string name, NotificationHandler h, std::optional<ParamSpec> spec) {
-  detail::Registered r;
+  auto r = make_registered(std::move(spec), {});
   r.notification = true;
   r.notify = std::move(h);
-  r.spec = std::move(spec);
   s_->methods[std::move(name)] = std::move(r);
 }
 
@@ -353,16 +372,7 @@ Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallba
   if (s.pending.size() >= s.opts.limits.max_pending)
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
-  Id id = Id::integer(s.next_id++);
-  detail::Pending p;
-  p.done = std::move(done);
-  p.deadline = s.deadlines.end();
-  p.method = method;
-  if (auto t = opts.timeout ? opts.timeout : s.opts.default_timeout) {
-    p.timeout = *t;
-    p.deadline = s.deadlines.emplace(now + *t, id);
-  }
-  s.pending.emplace(id, std::move(p));
+  Id id = s.track(method, std::move(done), opts.timeout ? opts.timeout : s.opts.default_timeout, now);
   Outgoing o;
   o.messages.emplace_back(Request{id, std::move(method), std::move(params)});
   auto self = s_;
@@ -404,16 +414,7 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
       o.messages.emplace_back(Notification{std::move(e.method), std::move(e.params)});
       continue;
     }
-    Id id = Id::integer(s.next_id++);
-    detail::Pending p;
-    p.done = std::move(e.done);
-    p.deadline = s.deadlines.end();
-    p.method = e.method;
-    if (t) {
-      p.timeout = *t;
-      p.deadline = s.deadlines.emplace(now + *t, id);
-    }
-    s.pending.emplace(id, std::move(p));
+    Id id = s.track(e.method, std::move(e.done), t, now);
     ids.push_back(id);
     o.messages.emplace_back(Request{id, std::move(e.method), std::move(e.params)});
   }

@@ -76,6 +76,8 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void cancel_serving(const Id& id);
   Reply make_reply(std::uint64_t slot) { return Reply(weak_from_this(), slot); }
   void settle(const Id& id, Result<json>&& r);  // an outgoing call finished
+  // Registers an outgoing call under a fresh id, with its deadline if any.
+  Id track(const std::string& method, CallCallback done, std::optional<Millis> timeout, Millis now);
 };
 
 }  // namespace weft::detail
