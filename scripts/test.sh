@@ -33,5 +33,10 @@ if [ ${#node_dirs[@]} -gt 0 ]; then
   WEFT_BIN="$PWD/build/native-host/weft" node --test --test-concurrency=1 "${node_dirs[@]}"
 fi
 
+if compgen -G "tests/browser/*.test.mjs" >/dev/null; then
+  echo "== browser tests (Debian's Chromium via playwright-core)"
+  node --test --test-concurrency=1 tests/browser/
+fi
+
 echo "== fuzzing (bounded)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
