@@ -4,9 +4,11 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
 #include <asio/local/stream_protocol.hpp>
 #include <asio/steady_timer.hpp>
 
@@ -142,6 +144,38 @@ class Run {
     cfg.name = endpoint_text(o_.endpoint);
     cfg.eof_grace = 0;
     cfg.log = detail::default_log();
+    // A one-shot call answered with an id-null error (the other side could not
+    // parse or accept our request) will never get its response: report that
+    // error instead of waiting. The Diagnostic carries only text, so the code
+    // is read back from it ("... with id null: -32700 message").
+    cfg.conn.diagnostic = [this](const Diagnostic& d) {
+      detail::log_stderr(endpoint_text(o_.endpoint) + ": " + d.message);
+      if (!is_call_ || done_) return;
+      if (d.kind == Diagnostic::Kind::BadFrame) {
+        // We could not decode what came back (mismatched codec or framing):
+        // stop here rather than trade id-null errors with the other side.
+        out_.status = Outcome::Status::RemoteError;
+        out_.error = Error(code::kParseError, "could not decode the reply: " + d.message);
+        done_ = true;
+        asio::post(io_, [this] { teardown(); });
+        return;
+      }
+      if (d.kind != Diagnostic::Kind::ErrorWithoutId) return;
+      int c = code::kInternalError;
+      std::string msg = d.message;
+      if (auto colon = d.message.find(": -"); colon != std::string::npos) {
+        char* end = nullptr;
+        long v = std::strtol(d.message.c_str() + colon + 2, &end, 10);
+        if (end && end != d.message.c_str() + colon + 2) {
+          c = static_cast<int>(v);
+          msg = std::string(*end == ' ' ? end + 1 : end);
+        }
+      }
+      out_.status = Outcome::Status::RemoteError;
+      out_.error = Error(c, msg);
+      done_ = true;
+      asio::post(io_, [this] { teardown(); });  // not from inside the peer's receive
+    };
     session_ = std::make_shared<Session>(io_, std::move(in), std::move(out), std::move(cfg));
     session_->on_closed = [this](const std::string& why) {
       if (done_) return;
@@ -198,6 +232,10 @@ class Run {
   void finish() {
     if (done_) return;
     done_ = true;
+    teardown();
+  }
+
+  void teardown() {
     deadline_timer_.cancel();
     backoff_timer_.cancel();
     if (session_) session_->close();

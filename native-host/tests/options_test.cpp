@@ -15,10 +15,10 @@ TEST_CASE("serve transports and defaults") {
   CHECK(!p.options.framing);
   CHECK(p.options.codec == weft::CodecKind::Json);
 
-  p = P({"serve", "--unix", "/tmp/x.sock", "--framing", "ndjson", "--codec=msgpack", "--demo"});
+  p = P({"serve", "--unix", "/tmp/x.sock", "--framing", "len32le", "--codec=msgpack", "--demo"});
   REQUIRE(p.error.empty());
   CHECK(p.options.unix_path == "/tmp/x.sock");
-  CHECK(*p.options.framing == weft::Framing::Ndjson);
+  CHECK(*p.options.framing == weft::Framing::Len32Le);
   CHECK(p.options.codec == weft::CodecKind::MessagePack);
   CHECK(p.options.demo);
 
@@ -85,6 +85,7 @@ TEST_CASE("bad command lines are one-line errors") {
            {"call", "m", "42"},
            {"call", "m", "[]", "extra"},
            {"notify", "--demo", "m"},
+           {"call", "--framing", "ndjson", "--codec", "msgpack", "m"},
        }) {
     auto p = P(args);
     INFO(args.size());

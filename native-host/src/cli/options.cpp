@@ -227,6 +227,8 @@ Parsed parse(const std::vector<std::string>& args) {
     }
   }
   if (o.help) return out;
+  if (o.framing == Framing::Ndjson && o.codec == CodecKind::MessagePack)
+    return err("--framing ndjson needs --codec json (MessagePack bytes may contain newlines)");
 
   if (serve) {
     if (!positional.empty()) return err("unexpected argument '" + positional[0] + "' for weft serve");
