@@ -1,6 +1,10 @@
 // session.cpp — see session.h.
 #include "session.h"
 
+#include <poll.h>
+
+#include <cerrno>
+
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 
@@ -64,6 +68,12 @@ void Session::on_read(const asio::error_code& ec, std::size_t n) {
     if (ec == asio::error::eof) {
       eof_ = true;
       pass([&] { conn_->finish(now_ms()); });
+      if (peer_gone()) {
+        // Not a half-close: nobody can read our answers any more, so cancel
+        // the requests still running instead of letting them finish unseen.
+        close(Error(code::kClosed, "peer disconnected"));
+        return;
+      }
       drain(now_ms() + cfg_.eof_grace);
     } else if (ec != asio::error::operation_aborted) {
       fail("read: " + ec.message());
@@ -139,6 +149,18 @@ void Session::on_timer() {
     return;
   }
   pass([&] { conn_->advance(now); });
+}
+
+bool Session::peer_gone() {
+  // POLLHUP/POLLERR on the write side: a Unix socket whose peer closed it
+  // completely, or a pipe whose reader exited. A half-closed socket (peer did
+  // shutdown(SHUT_WR)) shows neither, and is answered normally.
+  pollfd p{out().native_handle(), POLLOUT, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, 0);
+  } while (rc < 0 && errno == EINTR);
+  return rc > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
 }
 
 bool Session::idle() const {

@@ -67,6 +67,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_timer();
   void check_drain();
   bool idle() const;
+  bool peer_gone();
   void fail(const std::string& why);
   void log(const std::string& line);
 

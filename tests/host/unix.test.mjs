@@ -3,10 +3,11 @@
 // 100 concurrent clients, disconnect mid-request, bad frames on each framing, TCP.
 import assert from 'node:assert/strict';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { connectTcp, connectUnix, encodeFrame, killAll, runCli, sleep, startServer, tempDir, within } from './helpers.mjs';
+import { FrameDecoder, connectTcp, connectUnix, encodeFrame, killAll, runCli, sleep, startServer, tempDir, within } from './helpers.mjs';
 
 const tmp = tempDir();
 after(() => {
@@ -119,15 +120,18 @@ describe('unix socket server', () => {
   test('a client that disconnects mid-request: others are served, nothing leaks', async () => {
     const p = sockPath();
     const srv = await startServer(['serve', '--unix', p, '--demo']);
+    const t0 = Date.now();
     for (let i = 0; i < 20; i++) {
       const { socket, client } = await connectUnix(p);
-      client.request('sleep', { ms: 300 }).catch(() => {});
-      client.writeRaw(encodeFrame('len32be', '{"jsonrpc":"2.0","id":99,"met'));  // half a frame too
+      client.request('sleep', { ms: 10000 }).catch(() => {});
+      if (i % 2) client.writeRaw(encodeFrame('len32be', '{"jsonrpc":"2.0","id":99,"met').subarray(0, 20));  // half a frame too
+      await sleep(5);
       socket.destroy();
     }
     const { socket, client } = await connectUnix(p);
     assert.deepEqual(await within(5000, client.request('sum', [1, 2])), { jsonrpc: '2.0', id: 1, result: 3 });
-    // Once the abandoned sleeps are over, only this connection remains.
+    // The abandoned sleeps are cancelled with their connections (not left to
+    // run for 10 s): soon only this connection remains.
     let conns;
     for (let i = 0; i < 100; i++) {
       conns = (await within(5000, client.request('rpc.ping'))).result.connections;
@@ -135,10 +139,36 @@ describe('unix socket server', () => {
       await sleep(50);
     }
     assert.equal(conns, 1);
+    assert.ok(Date.now() - t0 < 5000, 'abandoned requests did not linger');
     assert.equal(srv.exitCode, null);
     socket.destroy();
     srv.kill('SIGTERM');
     assert.equal((await within(5000, srv.exited)).code, 0);
+  });
+
+  test('a half-closed client (end() after writing) still gets its answers', async () => {
+    const p = sockPath();
+    const srv = await startServer(['serve', '--unix', p, '--demo']);
+    const socket = net.createConnection({ path: p, allowHalfOpen: true });
+    await within(5000, new Promise((r) => socket.once('connect', r)));
+    const chunks = [];
+    socket.on('data', (c) => chunks.push(c));
+    const ended = new Promise((r) => socket.once('end', r));
+    socket.end(Buffer.concat([
+      encodeFrame('len32be', '{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":200}}'),
+      encodeFrame('len32be', '{"jsonrpc":"2.0","id":2,"method":"sum","params":[1,2]}'),
+    ]));
+    await within(5000, ended, 'server closes after answering');
+    const got = [];
+    const dec = new FrameDecoder('len32be', (m) => got.push(m));
+    dec.push(Buffer.concat(chunks));
+    assert.deepEqual(got, [
+      { jsonrpc: '2.0', id: 2, result: 3 },
+      { jsonrpc: '2.0', id: 1, result: 200 },
+    ]);
+    socket.destroy();
+    srv.kill('SIGTERM');
+    await within(5000, srv.exited);
   });
 });
 
