@@ -119,6 +119,22 @@ describe('weft call / notify', () => {
     await within(5000, srv.exited);
   });
 
+  test('retries on connection refused (a stale socket file) too', async () => {
+    const stale = path.join(tmp.dir, 'stale.sock');
+    const dead = await startServer(['serve', '--unix', stale]);
+    dead.kill('SIGKILL');
+    await within(5000, dead.exited);
+    const pending = runCli(['call', '--unix', stale, '--retries', '5', '-v', 'sum', '[1,1]']);
+    await sleep(350);
+    const srv = await startServer(['serve', '--unix', stale, '--demo']);
+    const r = await within(15000, pending);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '2\n');
+    assert.match(r.stderr, /Connection refused; retrying in/);
+    srv.kill('SIGTERM');
+    await within(5000, srv.exited);
+  });
+
   test('notify: exit 0 once written', async () => {
     let r = await runCli(['notify', '--unix', sock, 'update', '[1,2,3]']);
     assert.deepEqual([r.code, r.stdout, r.stderr], [0, '', '']);

@@ -87,6 +87,21 @@ describe('unix socket server', () => {
     socket.destroy();
   });
 
+  test('SIGTERM: the grace period is bounded (WEFT_GRACE_MS)', async () => {
+    const p = sockPath();
+    const srv = await startServer(['serve', '--unix', p, '--demo'], { env: { WEFT_GRACE_MS: '300' } });
+    const { socket, client } = await connectUnix(p);
+    const inflight = client.request('sleep', { ms: 20000 }).then(() => 'answered', (e) => e.message);
+    await sleep(50);
+    const t0 = Date.now();
+    srv.kill('SIGTERM');
+    assert.deepEqual(await within(5000, srv.exited), { code: 0, signal: null });
+    assert.ok(Date.now() - t0 < 2000, 'stopped after the grace period, not after the sleep');
+    assert.equal(await within(5000, inflight), 'connection closed');
+    assert.ok(!existsSync(p));
+    socket.destroy();
+  });
+
   test('100 concurrent clients, each response matched by id', async () => {
     const p = sockPath();
     const srv = await startServer(['serve', '--unix', p, '--demo']);
