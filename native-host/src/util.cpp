@@ -66,31 +66,6 @@ bool env_millis(const char* name, Millis& out) {
   return true;
 }
 
-bool parse_host_port(std::string_view s, std::string& host, std::uint16_t& port) {
-  std::string_view h, p;
-  if (!s.empty() && s.front() == '[') {
-    auto close = s.find(']');
-    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') return false;
-    h = s.substr(1, close - 1);
-    p = s.substr(close + 2);
-  } else {
-    auto colon = s.rfind(':');
-    if (colon == std::string_view::npos) return false;
-    h = s.substr(0, colon);
-    p = s.substr(colon + 1);
-  }
-  if (h.empty() || p.empty() || p.size() > 5) return false;
-  unsigned v = 0;
-  for (char c : p) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (v > 65535) return false;
-  host.assign(h);
-  port = static_cast<std::uint16_t>(v);
-  return true;
-}
-
 void ignore_sigpipe() {
   static const bool done = [] {
     std::signal(SIGPIPE, SIG_IGN);

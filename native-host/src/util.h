@@ -16,9 +16,6 @@ std::function<void(std::string_view)> default_log();
 // Reads an integer from the environment (tests shorten timeouts with it).
 bool env_millis(const char* name, Millis& out);
 
-// "HOST:PORT", "[v6]:PORT". False on a malformed value or port > 65535.
-bool parse_host_port(std::string_view s, std::string& host, std::uint16_t& port);
-
 // Ignore SIGPIPE once per process: a vanished peer becomes EPIPE, not death.
 void ignore_sigpipe();
 
