@@ -1,0 +1,56 @@
+// Latency (sequential round trips) and throughput (N calls in flight) of an
+// async call function. Both loops are bounded (count or deadline).
+import { performance } from 'node:perf_hooks';
+import { percentile } from './stats.mjs';
+
+/** Sequential round trips: p50/p99 in microseconds over `n` calls (after a warm-up). */
+export async function latency(call, n) {
+  const warm = Math.max(50, n >> 3);
+  for (let i = 0; i < warm; i++) await call();
+  const t = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await call();
+    t[i] = (performance.now() - t0) * 1000;
+  }
+  t.sort();
+  return { p50: percentile(t, 50), p99: percentile(t, 99), n };
+}
+
+/** Keep `inflight` calls outstanding for `ms`; returns completed calls per second. */
+export function throughput(call, inflight, ms) {
+  return new Promise((resolve, reject) => {
+    let done = 0;
+    let active = 0;
+    let failed = null;
+    const start = performance.now();
+    const deadline = start + ms;
+    const finish = () => {
+      const s = (performance.now() - start) / 1000;
+      if (failed) reject(failed);
+      else resolve({ rate: done / s, calls: done, seconds: s });
+    };
+    const launch = () => {
+      active++;
+      call().then(() => {
+        done++;
+        active--;
+        if (!failed && performance.now() < deadline) launch();
+        else if (active === 0) finish();
+      }, (e) => {
+        failed = failed || e;
+        active--;
+        if (active === 0) finish();
+      });
+    };
+    for (let i = 0; i < inflight; i++) launch();
+  });
+}
+
+/** Warm-up + throughput; a short warm-up keeps JIT and allocation effects out. */
+export async function measureCall(call, cfg) {
+  await throughput(call, cfg.inflight, Math.min(200, cfg.ms / 4));
+  const lat = await latency(call, cfg.latencyCalls);
+  const thr = await throughput(call, cfg.inflight, cfg.ms);
+  return { p50: lat.p50, p99: lat.p99, rate: thr.rate };
+}

@@ -1,0 +1,118 @@
+// The Node contenders: a server side and a client side for each library, over
+// an endpoint that is either a MessagePort (EventTarget: MessageChannel port,
+// worker parentPort) or a worker_threads Worker (EventEmitter).
+// Small call: add({a:1,b:2}) -> 3. Large call: echo of a 64 KiB string.
+import * as weft from '../../js/index.js';
+import { JSONRPCClient as JrClient, JSONRPCServer as JrServer } from 'json-rpc-2.0';
+import * as Comlink from 'comlink/dist/esm/comlink.mjs';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import { createBirpc } from 'birpc';
+
+export const CONTENDERS = ['raw', 'weft', 'json-rpc-2.0', 'comlink', 'birpc'];
+
+const isEmitter = (ep) => typeof ep.addEventListener !== 'function';
+
+function onMsg(ep, fn) {
+  if (isEmitter(ep)) { ep.on('message', fn); return () => ep.off('message', fn); }
+  const l = (ev) => fn(ev.data);
+  ep.addEventListener('message', l);
+  if (typeof ep.start === 'function') ep.start();
+  return () => ep.removeEventListener('message', l);
+}
+
+const add = ({ a, b }) => a + b;
+
+/** Serve `lib` on `ep`. `inWorker`: ep is the worker's parentPort. */
+export async function serve(lib, ep, inWorker = false) {
+  switch (lib) {
+    case 'raw': {
+      // The floor: postMessage ping-pong, no envelope.
+      const off = onMsg(ep, (d) => ep.postMessage(typeof d === 'string' ? d : d.a + d.b));
+      return () => off();
+    }
+    case 'weft': {
+      await weft.ready;
+      const s = new weft.JSONRPCServer(inWorker ? weft.selfTransport() : weft.portTransport(ep));
+      s.method('add', add);
+      s.method('echo', ([s1]) => s1);
+      return () => s.destroy();
+    }
+    case 'json-rpc-2.0': {
+      const s = new JrServer();
+      s.addMethod('add', add);
+      s.addMethod('echo', ([s1]) => s1);
+      const off = onMsg(ep, (req) => { s.receive(req).then((r) => { if (r) ep.postMessage(r); }); });
+      return () => off();
+    }
+    case 'comlink': {
+      Comlink.expose({ add, echo: (s1) => s1 }, isEmitter(ep) || inWorker ? nodeEndpoint(ep) : ep);
+      return () => {};
+    }
+    case 'birpc': {
+      let off = () => {};
+      createBirpc({ add, echo: (s1) => s1 }, {
+        post: (d) => ep.postMessage(d),
+        on: (fn) => { off = onMsg(ep, fn); },
+      });
+      return () => off();
+    }
+    default: throw new Error('unknown contender ' + lib);
+  }
+}
+
+/** A client for `lib` on `ep`: { small(), large(), close() }. */
+export async function connect(lib, ep, big) {
+  switch (lib) {
+    case 'raw': {
+      const q = [];
+      let head = 0;
+      const off = onMsg(ep, (d) => { const r = q[head]; q[head++] = undefined; if (head > 4096 && head === q.length) { q.length = 0; head = 0; } r(d); });
+      const send = (m) => new Promise((r) => { q.push(r); ep.postMessage(m); });
+      const small = () => send({ a: 1, b: 2 });
+      const large = () => send(big);
+      return { small, large, close: off };
+    }
+    case 'weft': {
+      await weft.ready;
+      const t = isEmitter(ep) ? weft.workerTransport(ep) : weft.portTransport(ep);
+      const c = new weft.JSONRPCClient(t);
+      return {
+        small: () => c.request('add', { a: 1, b: 2 }),
+        large: () => c.request('echo', [big]),
+        close: () => c.destroy(),
+        client: c,
+      };
+    }
+    case 'json-rpc-2.0': {
+      const c = new JrClient((req) => { ep.postMessage(req); });
+      const off = onMsg(ep, (r) => c.receive(r));
+      return {
+        small: () => c.request('add', { a: 1, b: 2 }),
+        large: () => c.request('echo', [big]),
+        close: off,
+      };
+    }
+    case 'comlink': {
+      const api = Comlink.wrap(isEmitter(ep) ? nodeEndpoint(ep) : ep);
+      return {
+        small: () => api.add({ a: 1, b: 2 }),
+        large: () => api.echo(big),
+        close: () => api[Comlink.releaseProxy](),
+      };
+    }
+    case 'birpc': {
+      let off = () => {};
+      const rpc = createBirpc({}, {
+        post: (d) => ep.postMessage(d),
+        on: (fn) => { off = onMsg(ep, fn); },
+        timeout: 120000,
+      });
+      return {
+        small: () => rpc.add({ a: 1, b: 2 }),
+        large: () => rpc.echo(big),
+        close: () => { off(); rpc.$close?.(); },
+      };
+    }
+    default: throw new Error('unknown contender ' + lib);
+  }
+}

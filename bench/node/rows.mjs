@@ -1,0 +1,72 @@
+// Node rows: MessageChannel (client and server in one thread) and
+// worker_threads (server in a worker). Per repetition every contender and the
+// raw floor are measured, in an order that alternates between repetitions.
+import { Worker } from 'node:worker_threads';
+import { once } from 'node:events';
+import { serve, connect, CONTENDERS } from './contenders.mjs';
+import { measureCall } from '../lib/measure.mjs';
+import { alternate } from '../lib/stats.mjs';
+import * as weft from '../../js/index.js';
+
+const BIG = 'x'.repeat(64 * 1024);
+const WORKER = new URL('./worker-server.mjs', import.meta.url);
+
+async function withMessageChannel(lib, fn) {
+  const { port1, port2 } = new MessageChannel();
+  const stop = await serve(lib, port2);
+  const c = await connect(lib, port1, BIG);
+  try { return await fn(c); } finally { c.close(); stop(); port1.close(); port2.close(); }
+}
+
+async function withWorker(lib, fn) {
+  const w = new Worker(WORKER, { workerData: { lib } });
+  const [first] = await once(w, 'message');
+  if (first !== '__ready__') throw new Error('worker did not start: ' + first);
+  const c = await connect(lib, w, BIG);
+  try { return await fn(c); } finally { c.close(); await w.terminate(); }
+}
+
+export const NODE_TRANSPORTS = {
+  'node-messagechannel': { label: 'Node MessageChannel', open: withMessageChannel },
+  'node-worker': { label: 'Node worker_threads', open: withWorker },
+};
+
+/** results[transport][lib][call] = [{p50,p99,rate}, ...] one per repetition. */
+export async function runNode(cfg, log) {
+  const out = {};
+  for (const [key, t] of Object.entries(NODE_TRANSPORTS)) {
+    out[key] = {};
+    for (const lib of CONTENDERS) out[key][lib] = { small: [], large: [] };
+    for (let rep = 0; rep < cfg.reps; rep++) {
+      for (const lib of alternate(CONTENDERS, rep)) {
+        await t.open(lib, async (c) => {
+          for (const kind of ['small', 'large']) {
+            const r = await measureCall(c[kind], kind === 'large' ? cfg.large : cfg.small);
+            out[key][lib][kind].push(r);
+            log(`${t.label} rep ${rep + 1} ${lib} ${kind}: p50 ${r.p50.toFixed(1)} µs, p99 ${r.p99.toFixed(1)} µs, ${Math.round(r.rate)} calls/s`);
+          }
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** 1,000,000 small calls in a row over a MessageChannel: wasm heap before/after. */
+export async function runWeftHeap(cfg, log) {
+  await weft.ready;
+  return withMessageChannel('weft', async (c) => {
+    const chunk = 10000;
+    for (let i = 0; i < chunk; i++) await c.small();
+    const before = weft.heapUsed();
+    let done = 0;
+    while (done < cfg.heapCalls) {
+      const ps = [];
+      for (let i = 0; i < 256 && done < cfg.heapCalls; i++, done++) ps.push(c.small());
+      await Promise.all(ps);
+    }
+    const after = weft.heapUsed();
+    log(`weft wasm heap: ${before} B before, ${after} B after ${done} calls`);
+    return { before, after, calls: done };
+  });
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// `npm run bench`: weft side by side with the libraries a user would otherwise
+// choose, each paired with the raw floor of its transport (same run, same
+// repetition, order alternating), medians over repetitions. Writes
+// bench/results/latest.md and a dated copy.
+//
+//   node bench/run.mjs [--quick] [--only node|native] [--reps N]
+import os from 'node:os';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runNode, runWeftHeap, NODE_TRANSPORTS } from './node/rows.mjs';
+import { runNative, NATIVE_TRANSPORTS } from './native/rows.mjs';
+import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyIdx = args.indexOf('--only');
+const only = onlyIdx >= 0 ? args[onlyIdx + 1] : null;
+const repsIdx = args.indexOf('--reps');
+const reps = repsIdx >= 0 ? Number(args[repsIdx + 1]) : 3;
+
+const cfg = quick
+  ? { reps, small: { inflight: 256, ms: 1000, latencyCalls: 5000 }, large: { inflight: 256, ms: 1000, latencyCalls: 2000 }, heapCalls: 200000 }
+  : { reps, small: { inflight: 256, ms: 1500, latencyCalls: 10000 }, large: { inflight: 256, ms: 1500, latencyCalls: 5000 }, heapCalls: 1000000 };
+
+const t0 = Date.now();
+const log = (s) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
+
+const results = {};
+let heap = null;
+if (!only || only === 'node') {
+  Object.assign(results, await runNode(cfg, log));
+  heap = await runWeftHeap(cfg, log);
+}
+let nativeNotes = [];
+if (!only || only === 'native') {
+  const n = await runNative(cfg, log);
+  Object.assign(results, n.results);
+  nativeNotes = n.notes;
+}
+
+// ---- table ----
+const LABELS = { ...Object.fromEntries(Object.entries(NODE_TRANSPORTS).map(([k, v]) => [k, v.label])),
+  ...Object.fromEntries(Object.entries(NATIVE_TRANSPORTS).map(([k, v]) => [k, v.label])) };
+
+function summarize(reps, floorReps) {
+  // Ratios are taken per repetition (contender vs the floor measured next to it), then the median.
+  const n = Math.min(reps.length, floorReps.length);
+  const p50r = [], rater = [];
+  for (let i = 0; i < n; i++) {
+    p50r.push(reps[i].p50 / floorReps[i].p50);
+    rater.push(reps[i].rate / floorReps[i].rate);
+  }
+  return {
+    p50: median(reps.map((r) => r.p50)), p99: median(reps.map((r) => r.p99)), rate: median(reps.map((r) => r.rate)),
+    p50r: median(p50r), rater: median(rater),
+  };
+}
+
+const lines = [];
+const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+lines.push(`# weft bench results`);
+lines.push('');
+lines.push(`- date: ${new Date().toISOString()}`);
+lines.push(`- machine: ${cpu}, ${os.cpus().length} logical CPUs (os.availableParallelism ${os.availableParallelism?.() ?? '?'}), ${os.platform()} ${os.release()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
+lines.push(`- node ${process.version}; mode ${quick ? 'quick' : 'full'}; ${cfg.reps} repetitions, medians reported`);
+lines.push(`- latency: sequential round trips (${cfg.small.latencyCalls} small / ${cfg.large.latencyCalls} large per repetition); throughput: ${cfg.small.inflight} calls in flight for ${cfg.small.ms} ms`);
+lines.push(`- ratios: contender ÷ raw floor of the same transport, per repetition, then median (p50: lower is better; calls/s: higher is better)`);
+lines.push('');
+for (const kind of ['small', 'large']) {
+  lines.push(kind === 'small' ? '## small call: add({a:1,b:2}) → 3' : '## large call: echo of a 64 KiB string');
+  lines.push('');
+  lines.push('| transport | contender | p50 µs | p99 µs | calls/s | p50 ÷ floor | calls/s ÷ floor | calls/s ÷ best peer |');
+  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const [tk, libs] of Object.entries(results)) {
+    const floorKey = Object.keys(libs).find((l) => l.startsWith('raw') || l.startsWith('C echo'));
+    const floor = libs[floorKey][kind];
+    const sums = Object.fromEntries(Object.entries(libs).map(([l, v]) => [l, v[kind].length ? summarize(v[kind], floor) : null]));
+    const peers = Object.entries(sums).filter(([l, s]) => s && l !== floorKey && !l.startsWith('weft'));
+    const bestPeer = peers.reduce((b, [, s]) => Math.max(b, s.rate), 0);
+    for (const [l, s] of Object.entries(sums)) {
+      if (!s) { lines.push(`| ${LABELS[tk]} | ${l} | — | — | — | — | — | — |`); continue; }
+      const vsPeer = l === floorKey || !bestPeer ? '' : fmtRatio(s.rate / bestPeer);
+      const floorCells = l === floorKey ? '(floor) | (floor)' : `${fmtRatio(s.p50r)} | ${fmtRatio(s.rater)}`;
+      lines.push(`| ${LABELS[tk]} | ${l} | ${fmtUs(s.p50)} | ${fmtUs(s.p99)} | ${fmtRate(s.rate)} | ${floorCells} | ${vsPeer} |`);
+    }
+  }
+  lines.push('');
+}
+if (heap) {
+  lines.push('## memory');
+  lines.push('');
+  lines.push(`- weft wasm heap (MessageChannel, ${heap.calls.toLocaleString('en-US')} small calls in a row, 256 in flight): ${heap.before} B before, ${heap.after} B after (${heap.after === heap.before ? 'flat' : 'delta ' + (heap.after - heap.before) + ' B'})`);
+  lines.push('');
+}
+for (const n of nativeNotes) lines.push(`- ${n}`);
+if (nativeNotes.length) lines.push('');
+lines.push(`Total bench time: ${((Date.now() - t0) / 1000).toFixed(0)} s.`);
+lines.push('');
+
+const md = lines.join('\n');
+const dir = path.join(here, 'results');
+fs.mkdirSync(dir, { recursive: true });
+fs.writeFileSync(path.join(dir, 'latest.md'), md);
+const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
+fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}.md`), md);
+console.log(md);
+log(`wrote ${path.join(dir, 'latest.md')}`);
