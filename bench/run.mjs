@@ -70,7 +70,7 @@ lines.push(`- latency: sequential round trips (${cfg.small.latencyCalls} small /
 lines.push(`- ratios: contender ÷ raw floor of the same transport, per repetition, then median (p50: lower is better; calls/s: higher is better)`);
 lines.push('');
 for (const kind of ['small', 'large']) {
-  lines.push(kind === 'small' ? '## small call: add({a:1,b:2}) → 3' : '## large call: echo of a 64 KiB string');
+  lines.push(kind === 'small' ? '## small call: add({a:1,b:2}) → 3 (native rows: `sum [1,2]` → 3, the method `weft serve --demo` has)' : '## large call: echo of a 64 KiB string (`echo [s]` → `[s]` on the native rows)');
   lines.push('');
   lines.push('| transport | contender | p50 µs | p99 µs | calls/s | p50 ÷ floor | calls/s ÷ floor | calls/s ÷ best peer |');
   lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -92,7 +92,7 @@ for (const kind of ['small', 'large']) {
 if (heap) {
   lines.push('## memory');
   lines.push('');
-  lines.push(`- weft wasm heap (MessageChannel, ${heap.calls.toLocaleString('en-US')} small calls in a row, 256 in flight): ${heap.before} B before, ${heap.after} B after (${heap.after === heap.before ? 'flat' : 'delta ' + (heap.after - heap.before) + ' B'})`);
+  lines.push(`- weft wasm heap (MessageChannel, ${heap.calls.toLocaleString('en-US')} small calls in a row, 256 in flight): ${heap.before} B before, ${heap.mid} B halfway, ${heap.after} B after (second half: ${heap.after === heap.mid ? 'flat' : 'delta ' + (heap.after - heap.mid) + ' B'})`);
   lines.push('');
 }
 for (const n of nativeNotes) lines.push(`- ${n}`);

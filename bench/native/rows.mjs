@@ -1,3 +1,246 @@
-// Native rows (placeholder until the stdio / Unix socket rows land).
-export const NATIVE_TRANSPORTS = {};
-export async function runNative() { return { results: {}, notes: ['native rows (stdio, Unix socket) not measured in this run'] }; }
+// Native rows: stdio between two processes and a Unix socket. The servers run
+// as separate processes (weft serve, the C echo floor, a Node peer); the client
+// for all of them is this Node process (len32be frames for weft and the floor;
+// each peer's own client for the peers). A C client (weft-bench-pipelined)
+// additionally checks the 600,000 calls/s target and the native RSS.
+import { spawn, execFileSync } from 'node:child_process';
+import net from 'node:net';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { measureCall } from '../lib/measure.mjs';
+import { alternate } from '../lib/stats.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const WEFT = path.join(root, 'build/native-host/weft');
+const PIPELINED = path.join(root, 'build/native-host/weft-bench-pipelined');
+const ECHO = path.join(root, 'build/bench/echo');
+const PEER = path.join(here, 'peer-server.mjs');
+const BIG = 'x'.repeat(64 * 1024);
+
+export const NATIVE_TRANSPORTS = {
+  stdio: { label: 'stdio (2 processes)' },
+  unix: { label: 'Unix socket' },
+};
+
+function buildEcho(log) {
+  fs.mkdirSync(path.dirname(ECHO), { recursive: true });
+  const src = path.join(here, 'echo.c');
+  if (!fs.existsSync(ECHO) || fs.statSync(ECHO).mtimeMs < fs.statSync(src).mtimeMs) {
+    execFileSync('cc', ['-O2', '-o', ECHO, src], { stdio: 'inherit' });
+    log(`built ${ECHO}`);
+  }
+}
+
+const request = (id, method, params) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+function frame(str) {
+  const n = Buffer.byteLength(str);
+  const b = Buffer.allocUnsafe(4 + n);
+  b.writeUInt32BE(n, 0);
+  b.write(str, 4);
+  return b;
+}
+
+/** len32be client. mode 'raw': prebuilt frames, answers matched in order, not parsed.
+ *  mode 'json': a minimal JSON-RPC client (ids, JSON.parse of every answer). */
+function len32Client(readable, writable, mode) {
+  let buf = Buffer.alloc(0);
+  const fifo = [];
+  let head = 0;
+  const pending = new Map();
+  let nextId = 1;
+  readable.on('data', (chunk) => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    let off = 0;
+    while (buf.length - off >= 4) {
+      const n = buf.readUInt32BE(off);
+      if (buf.length - off - 4 < n) break;
+      if (mode === 'raw') {
+        const r = fifo[head]; fifo[head++] = undefined;
+        if (head === fifo.length) { fifo.length = 0; head = 0; }
+        r();
+      } else {
+        const m = JSON.parse(buf.toString('utf8', off + 4, off + 4 + n));
+        const p = pending.get(m.id);
+        pending.delete(m.id);
+        if (p) { if (m.error) p.reject(new Error(m.error.message)); else p.resolve(m.result); }
+      }
+      off += 4 + n;
+    }
+    buf = off === buf.length ? Buffer.alloc(0) : buf.subarray(off);
+  });
+  let corked = false;
+  const write = (b) => {
+    if (!corked) { corked = true; writable.cork(); process.nextTick(() => { corked = false; writable.uncork(); }); }
+    writable.write(b);
+  };
+  if (mode === 'raw') {
+    const small = frame(request(1, 'sum', [1, 2]));
+    const large = frame(request(1, 'echo', [BIG]));
+    const send = (f) => new Promise((r) => { fifo.push(r); write(f); });
+    return { small: () => send(small), large: () => send(large) };
+  }
+  const call = (method, params) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, { resolve, reject });
+    write(frame(request(id, method, params)));
+  });
+  return { small: () => call('sum', [1, 2]), large: () => call('echo', [BIG]) };
+}
+
+function ndjsonClient(sock) {
+  return import('json-rpc-2.0').then(({ JSONRPCClient }) => {
+    let corked = false;
+    const c = new JSONRPCClient((req) => {
+      if (!corked) { corked = true; sock.cork(); process.nextTick(() => { corked = false; sock.uncork(); }); }
+      sock.write(JSON.stringify(req) + '\n');
+    });
+    let s = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (chunk) => {
+      s += chunk;
+      let i;
+      while ((i = s.indexOf('\n')) >= 0) { const line = s.slice(0, i); s = s.slice(i + 1); c.receive(JSON.parse(line)); }
+    });
+    return { small: () => c.request('sum', [1, 2]), large: () => c.request('echo', [BIG]) };
+  });
+}
+
+function stopChild(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const t = setTimeout(() => child.kill('SIGKILL'), 6000);
+    child.once('exit', () => { clearTimeout(t); resolve(); });
+    child.kill('SIGTERM');
+  });
+}
+
+async function connectUnix(p, child) {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error('server exited early');
+    try {
+      return await new Promise((resolve, reject) => {
+        const s = net.createConnection(p);
+        s.once('connect', () => { s.off('error', reject); resolve(s); });
+        s.once('error', reject);
+      });
+    } catch { await new Promise((r) => setTimeout(r, 50)); }
+  }
+  throw new Error('could not connect to ' + p);
+}
+
+const STDIO = {
+  'C echo': () => spawn(ECHO, ['stdio'], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  'weft serve --stdio': () => spawn(WEFT, ['serve', '--stdio', '--framing', 'len32be', '--demo'], { stdio: ['pipe', 'pipe', 'ignore'] }),
+  'vscode-jsonrpc': () => spawn(process.execPath, [PEER, 'vscode-stdio'], { stdio: ['pipe', 'pipe', 'inherit'] }),
+};
+
+async function openStdio(name, fn) {
+  const child = STDIO[name]();
+  let c;
+  let conn = null;
+  if (name === 'vscode-jsonrpc') {
+    const rpc = await import('vscode-jsonrpc/node.js');
+    conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
+    conn.listen();
+    c = { small: () => conn.sendRequest('sum', [1, 2]), large: () => conn.sendRequest('echo', [BIG]) };
+  } else {
+    c = len32Client(child.stdout, child.stdin, name === 'C echo' ? 'raw' : 'json');
+  }
+  try { return await fn(c); } finally {
+    if (conn) conn.dispose();
+    child.stdin.end();
+    await stopChild(child);
+  }
+}
+
+async function openUnix(name, dir, fn) {
+  const sock = path.join(dir, name.replace(/\W+/g, '_') + '.sock');
+  const child = name === 'C echo' ? spawn(ECHO, ['unix', sock], { stdio: 'inherit' })
+    : name === 'weft serve --unix' ? spawn(WEFT, ['serve', '--unix', sock, '--demo'], { stdio: ['ignore', 'ignore', 'ignore'] })
+      : spawn(process.execPath, [PEER, 'jsonrpc-net', sock], { stdio: 'inherit' });
+  try {
+    const s = await connectUnix(sock, child);
+    const c = name === 'json-rpc-2.0 (net, ndjson)' ? await ndjsonClient(s)
+      : len32Client(s, s, name === 'C echo' ? 'raw' : 'json');
+    try { return await fn(c, sock, child); } finally { s.destroy(); }
+  } finally { await stopChild(child); }
+}
+
+function rssKiB(pid) {
+  try { return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]); } catch { return NaN; }
+}
+
+function cClient(sock, n, window) {
+  return new Promise((resolve) => {
+    const p = spawn(PIPELINED, [sock, String(n), String(window)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    const t = setTimeout(() => p.kill('SIGKILL'), 120000);
+    p.on('exit', () => { clearTimeout(t); const m = /([\d.]+) calls\/s/.exec(out); resolve({ rate: m ? Number(m[1]) : NaN, out: out.trim() }); });
+  });
+}
+
+export async function runNative(cfg, log) {
+  const notes = [];
+  if (!fs.existsSync(WEFT)) {
+    notes.push(`native rows skipped: ${WEFT} missing (build: cmake -S . -B build -G Ninja && cmake --build build -j2)`);
+    return { results: {}, notes };
+  }
+  buildEcho(log);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-'));
+  const results = { stdio: {}, unix: {} };
+  const sets = {
+    stdio: ['C echo', 'weft serve --stdio', 'vscode-jsonrpc'],
+    unix: ['C echo', 'weft serve --unix', 'json-rpc-2.0 (net, ndjson)'],
+  };
+  try {
+    for (const [tk, names] of Object.entries(sets)) {
+      for (const n of names) results[tk][n] = { small: [], large: [] };
+      for (let rep = 0; rep < cfg.reps; rep++) {
+        for (const name of alternate(names, rep)) {
+          const open = tk === 'stdio' ? (f) => openStdio(name, f) : (f) => openUnix(name, dir, f);
+          await open(async (c) => {
+            for (const kind of ['small', 'large']) {
+              const r = await measureCall(c[kind], kind === 'large' ? cfg.large : cfg.small);
+              results[tk][name][kind].push(r);
+              log(`${NATIVE_TRANSPORTS[tk].label} rep ${rep + 1} ${name} ${kind}: p50 ${r.p50.toFixed(1)} µs, p99 ${r.p99.toFixed(1)} µs, ${Math.round(r.rate)} calls/s`);
+            }
+          });
+        }
+      }
+    }
+    // C client, one connection, 256 in flight: the 600,000 calls/s target and the RSS check.
+    // (weft-bench-pipelined checks every answer is result 3, so it cannot run against the echo.)
+    if (fs.existsSync(PIPELINED)) {
+      const calls = cfg.heapCalls;
+      const rates = [];
+      let rss = null;
+      for (let rep = 0; rep < cfg.reps; rep++) {
+        await openUnix('weft serve --unix', dir, async (c, sock, child) => {
+          const before = rssKiB(child.pid);
+          const r = await cClient(sock, calls, 256);
+          const mid = rssKiB(child.pid);
+          rates.push(r.rate);
+          log(`C client (weft-bench-pipelined, window 256) vs weft serve --unix: ${r.out}; RSS ${before} -> ${mid} KiB`);
+          if (!rss) {
+            // A second run on the same server: flat RSS means no growth between the two.
+            const r2 = await cClient(sock, calls, 256);
+            rss = { before, mid, after: rssKiB(child.pid) };
+            log(`second run on the same server: ${r2.out}; RSS ${rss.mid} -> ${rss.after} KiB`);
+          }
+        });
+      }
+      const med = rates.slice().sort((a, b) => a - b)[rates.length >> 1];
+      notes.push(`Unix socket, C client (\`weft-bench-pipelined SOCK ${calls} 256\`: sum [1,2], one connection, 256 in flight), median of ${cfg.reps}: **weft ${Math.round(med).toLocaleString('en-US')} calls/s** (target ≥ 600,000: ${med >= 600000 ? 'met' : 'missed'})`);
+      notes.push(`weft serve RSS: fresh ${rss.before} KiB → ${rss.mid} KiB after ${calls.toLocaleString('en-US')} calls → ${rss.after} KiB after ${calls.toLocaleString('en-US')} more on a second connection (growth in the second run: ${rss.after - rss.mid} KiB)`);
+    } else {
+      notes.push(`${PIPELINED} missing: the C-client 600,000 calls/s check was not run`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return { results, notes };
+}

@@ -60,13 +60,15 @@ export async function runWeftHeap(cfg, log) {
     for (let i = 0; i < chunk; i++) await c.small();
     const before = weft.heapUsed();
     let done = 0;
+    let mid = before;
     while (done < cfg.heapCalls) {
+      if (done === Math.floor(cfg.heapCalls / 512) * 256) mid = weft.heapUsed();
       const ps = [];
       for (let i = 0; i < 256 && done < cfg.heapCalls; i++, done++) ps.push(c.small());
       await Promise.all(ps);
     }
     const after = weft.heapUsed();
-    log(`weft wasm heap: ${before} B before, ${after} B after ${done} calls`);
-    return { before, after, calls: done };
+    log(`weft wasm heap: ${before} B before, ${mid} B halfway, ${after} B after ${done} calls`);
+    return { before, mid, after, calls: done };
   });
 }
