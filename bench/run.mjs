@@ -4,13 +4,14 @@
 // repetition, order alternating), medians over repetitions. Writes
 // bench/results/latest.md and a dated copy.
 //
-//   node bench/run.mjs [--quick] [--only node|native] [--reps N]
+//   node bench/run.mjs [--quick] [--only node|browser|native] [--reps N]
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode, runWeftHeap, NODE_TRANSPORTS } from './node/rows.mjs';
 import { runNative, NATIVE_TRANSPORTS } from './native/rows.mjs';
+import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,14 +36,20 @@ if (!only || only === 'node') {
   heap = await runWeftHeap(cfg, log);
 }
 let nativeNotes = [];
+if (!only || only === 'browser') {
+  const b = await runBrowser(cfg, log);
+  Object.assign(results, b.results);
+  nativeNotes.push(...b.notes);
+}
 if (!only || only === 'native') {
   const n = await runNative(cfg, log);
   Object.assign(results, n.results);
-  nativeNotes = n.notes;
+  nativeNotes.push(...n.notes);
 }
 
 // ---- table ----
 const LABELS = { ...Object.fromEntries(Object.entries(NODE_TRANSPORTS).map(([k, v]) => [k, v.label])),
+  ...Object.fromEntries(Object.entries(BROWSER_TRANSPORTS).map(([k, v]) => [k, v.label])),
   ...Object.fromEntries(Object.entries(NATIVE_TRANSPORTS).map(([k, v]) => [k, v.label])) };
 
 function summarize(reps, floorReps) {

@@ -1,6 +1,6 @@
 // Latency (sequential round trips) and throughput (N calls in flight) of an
 // async call function. Both loops are bounded (count or deadline).
-import { performance } from 'node:perf_hooks';
+const { performance } = globalThis;  // Node and browsers alike
 import { percentile } from './stats.mjs';
 
 /** Sequential round trips: p50/p99 in microseconds over `n` calls (after a warm-up). */

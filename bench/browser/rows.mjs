@@ -1,0 +1,63 @@
+// Chromium rows (headless, via playwright-core): MessageChannel, dedicated
+// Worker and iframe, each contender paired with the raw postMessage floor in the
+// same repetition, order alternating.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startBenchServer } from './server.mjs';
+import { alternate } from '../lib/stats.mjs';
+
+export const BROWSER_TRANSPORTS = {
+  'chromium-messagechannel': { label: 'Chromium MessageChannel', t: 'messagechannel' },
+  'chromium-worker': { label: 'Chromium dedicated Worker', t: 'worker' },
+  'chromium-iframe': { label: 'Chromium iframe (same origin)', t: 'iframe' },
+};
+const LIBS = ['raw', 'weft', 'json-rpc-2.0', 'comlink'];
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+
+export async function runBrowser(cfg, log) {
+  const notes = [];
+  if (!fs.existsSync(CHROMIUM)) {
+    notes.push(`Chromium rows skipped: ${CHROMIUM} missing (set CHROMIUM_PATH)`);
+    return { results: {}, notes };
+  }
+  const { chromium } = await import('playwright-core');
+  const server = await startBenchServer();
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-chromium-'));
+  let browser;
+  const results = {};
+  try {
+    browser = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      timeout: 30000,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+    const page = browser.pages()[0] ?? await browser.newPage();
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
+    await page.goto(`${server.url}/bench/browser/page.html`, { waitUntil: 'load', timeout: 15000 });
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 15000 });
+    const version = browser.browser()?.version?.() ?? '?';
+    const isolated = await page.evaluate(() => window.benchIsolated);
+    notes.push(`Chromium ${version} (headless, ${CHROMIUM}); page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser p50/p99 are quantized to it`);
+    for (const [key, tr] of Object.entries(BROWSER_TRANSPORTS)) {
+      results[key] = {};
+      for (const lib of LIBS) results[key][lib] = { small: [], large: [] };
+      for (let rep = 0; rep < cfg.reps; rep++) {
+        for (const lib of alternate(LIBS, rep)) {
+          const r = await page.evaluate(([t, l, c]) => window.benchOne(t, l, c), [tr.t, lib, { small: cfg.small, large: cfg.large }]);
+          for (const kind of ['small', 'large']) {
+            results[key][lib][kind].push(r[kind]);
+            log(`${tr.label} rep ${rep + 1} ${lib} ${kind}: p50 ${r[kind].p50.toFixed(1)} µs, p99 ${r[kind].p99.toFixed(1)} µs, ${Math.round(r[kind].rate)} calls/s`);
+          }
+        }
+      }
+    }
+  } finally {
+    try { await browser?.close(); } catch { /* gone */ }
+    await server.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  }
+  return { results, notes };
+}
