@@ -34,7 +34,7 @@ export class RPCError extends Error {
 const DIAG = ['UnknownResponse', 'InvalidResponse', 'UnhandledNotification', 'NotificationFailed',
   'ErrorWithoutId', 'LateReply', 'BadFrame'];
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
-const NO_TIMEOUT = 1e15;  // "no timeout" for one call (the core only knows "default")
+const NO_TIMEOUT = -2;  // "no timeout" for one call (CallOptions::no_timeout); -1 is the default
 const now = typeof performance === 'object' ? () => performance.now() : () => Date.now();
 
 // ---- module state ----------------------------------------------------------

@@ -198,6 +198,16 @@ TEST_CASE("next_deadline is the earliest timeout and the default applies", "[pee
   CHECK(l.peer->pending() == 0);
 }
 
+TEST_CASE("no_timeout overrides the default timeout for one call", "[peer][time]") {
+  Loop l({}, 1000);
+  CallOptions forever;
+  forever.no_timeout = true;
+  REQUIRE(l.peer->call("a", std::nullopt, {}, forever, 0).ok());
+  CHECK_FALSE(l.peer->next_deadline());
+  l.peer->advance(1000000);
+  CHECK(l.peer->pending() == 1);
+}
+
 TEST_CASE("a handler may call out and answer when that call settles", "[peer][reentrancy]") {
   Loop l;
   l.peer->method("relay", MethodHandler([&](json p, Reply r, const CallInfo&) {

@@ -139,6 +139,14 @@ std::optional<Millis> to_timeout(double t) {
   return static_cast<Millis>(t);
 }
 
+// Per-call timeout from JS: >= 0 ms, -1 the endpoint's default, -2 none at all.
+CallOptions call_options(double t) {
+  CallOptions o;
+  if (t == -2) o.no_timeout = true;
+  else o.timeout = to_timeout(t);
+  return o;
+}
+
 // params for call/notify from the input buffer: kind 0 none, 1 object marker,
 // 2 array marker, 3 JSON text of `arg` bytes starting at `at`.
 bool read_params(int kind, double arg, std::size_t at, std::optional<json>& out) {
@@ -399,8 +407,7 @@ EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, int pk
   std::optional<json> params;
   Result<Id> r = Error(code::kInvalidParams, "Invalid params: not valid JSON");
   if (read_params(pkind, parg, mlen, params)) {
-    CallOptions o;
-    o.timeout = to_timeout(timeout);
+    CallOptions o = call_options(timeout);
     r = x->peer->call(std::string(g_in.data(), mlen), std::move(params), settle_to(x, token), o,
                       to_ms(now));
   }
@@ -454,8 +461,7 @@ EMSCRIPTEN_KEEPALIVE int weft_batch(int h, std::size_t n, double timeout, double
       entries.push_back(std::move(b));
     }
   }
-  CallOptions o;
-  o.timeout = to_timeout(timeout);
+  CallOptions o = call_options(timeout);
   auto r = x->peer->batch(std::move(entries), o, to_ms(now));
   if (!(x = host(h))) return -1;
   note_deadline(x);

@@ -362,6 +362,13 @@ void Peer::receive_error(const Error& e) {
   s_->answer(0, 0, Response{Id(), e});
 }
 
+namespace {
+std::optional<Millis> effective_timeout(const PeerState& s, const CallOptions& o) {
+  if (o.no_timeout) return std::nullopt;
+  return o.timeout ? o.timeout : s.opts.default_timeout;
+}
+}  // namespace
+
 Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallback done,
                       CallOptions opts, Millis now) {
   PeerState& s = *s_;
@@ -372,7 +379,7 @@ Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallba
   if (s.pending.size() >= s.opts.limits.max_pending)
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
-  Id id = s.track(method, std::move(done), opts.timeout ? opts.timeout : s.opts.default_timeout, now);
+  Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
   Outgoing o;
   o.messages.emplace_back(Request{id, std::move(method), std::move(params)});
   auto self = s_;
@@ -408,7 +415,7 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
   std::vector<Id> ids;
   Outgoing o;
   o.batch = true;
-  const auto t = opts.timeout ? opts.timeout : s.opts.default_timeout;
+  const auto t = effective_timeout(s, opts);
   for (auto& e : entries) {
     if (!e.done) {
       o.messages.emplace_back(Notification{std::move(e.method), std::move(e.params)});

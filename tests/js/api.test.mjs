@@ -77,6 +77,15 @@ test('timeouts: endpoint default and per call, -32001', T, async () => {
   } finally { done(); }
 });
 
+test('timeout: Infinity (or 0) turns the endpoint default off for one call', T, async () => {
+  const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { timeout: 30 });
+  try {
+    server.method('late', () => sleep(120).then(() => 'made it'));
+    assert.equal(await client.request('late', {}, { timeout: Infinity }), 'made it');
+    assert.equal(await client.request('late', {}, { timeout: 0 }), 'made it');
+  } finally { done(); }
+});
+
 test('AbortSignal: the call rejects at once and the handler sees $/cancelRequest', T, async () => {
   const [client, server, done] = pair();
   try {

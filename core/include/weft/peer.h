@@ -106,6 +106,7 @@ struct MethodInfo {
 // -- Calling -------------------------------------------------------------
 struct CallOptions {
   std::optional<Millis> timeout;  // relative; nullopt → PeerOptions::default_timeout
+  bool no_timeout = false;        // true: no deadline at all, even with a default
 };
 
 // Completion of an outgoing request: the result, or an Error — the remote
