@@ -165,3 +165,35 @@ TEST_CASE("the connection deadline is the earlier of call timeouts and frame tim
   client.conn->advance(500);
   CHECK(client.conn->next_deadline() == 30100);
 }
+
+TEST_CASE("undecodable frames in a row are answered only up to the bound", "[connection][limits]") {
+  // Two endpoints with mismatched codecs would otherwise answer each other's
+  // parse-error answers forever.
+  End server(Framing::Ndjson, CodecKind::Json);
+  register_demo_methods(server.conn->peer());
+  std::string junk;
+  for (int i = 0; i < 20; ++i) junk += "\x01garbage\n";
+  server.conn->feed(junk, 0);
+  const std::string out = server.take();
+  std::size_t answers = 0;
+  for (std::size_t p = out.find("-32700"); p != std::string::npos; p = out.find("-32700", p + 1)) ++answers;
+  CHECK(answers == 16);
+  // A good frame resets the run: the next bad one is answered again.
+  server.conn->feed("{\"jsonrpc\":\"2.0\",\"method\":\"get_data\",\"id\":1}\nnope\n", 0);
+  const std::string after = server.take();
+  CHECK(after.find(R"("result":["hello",5])") != std::string::npos);
+  CHECK(after.find("-32700") != std::string::npos);
+}
+
+TEST_CASE("two endpoints with mismatched codecs stop trading errors", "[connection][limits]") {
+  End a(Framing::Len32Be, CodecKind::Json);
+  End b(Framing::Len32Be, CodecKind::MessagePack);
+  REQUIRE(a.conn->peer().call("echo", json::array({1}), {}, {}, 0).ok());
+  int rounds = 0;
+  while ((!a.wire.empty() || !b.wire.empty()) && rounds < 1000) {
+    b.conn->feed(a.take(), 0);
+    a.conn->feed(b.take(), 0);
+    ++rounds;
+  }
+  CHECK(rounds < 40);
+}

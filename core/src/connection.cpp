@@ -11,6 +11,7 @@ struct Connection::Impl final : FrameHandler {
   Millis now = 0;
   std::string body;   // reused encode buffer
   std::string frame;  // reused frame buffer
+  std::size_t error_run = 0;  // undecodable frames in a row
 
   explicit Impl(ConnectionOptions o) : opts(std::move(o)) {
     decoder = make_decoder(opts.framing, opts.framing_limits);
@@ -38,20 +39,32 @@ struct Connection::Impl final : FrameHandler {
                                      std::to_string(offset) + ")"});
   }
 
+  // §5: a request that could not be parsed is answered with id null — up to
+  // max_error_replies in a row (see ConnectionOptions).
+  void answer_error(const Error& e) {
+    ++error_run;
+    if (opts.max_error_replies == 0 || error_run <= opts.max_error_replies) {
+      peer->receive_error(e);
+    } else if (error_run == opts.max_error_replies + 1 && opts.diagnostic) {
+      opts.diagnostic(Diagnostic{Diagnostic::Kind::BadFrame,
+                                 "too many undecodable frames in a row; no longer answering them"});
+    }
+  }
+
   void on_frame(std::string_view payload) override {
     Result<Document> doc = codec->decode(payload);
     if (!doc) {
       report(doc.error(), 0);
-      // §5: a request that could not be parsed is answered with id null.
-      peer->receive_error(doc.error());
+      answer_error(doc.error());
       return;
     }
+    error_run = 0;
     peer->receive(*doc, now);
   }
 
   void on_frame_error(const FrameError& e) override {
     report(e.error, e.offset);
-    if (e.reply) peer->receive_error(e.error);
+    if (e.reply) answer_error(e.error);
   }
 };
 

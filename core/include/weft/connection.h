@@ -24,6 +24,11 @@ struct ConnectionOptions {
   CodecLimits codec_limits;
   PeerLimits peer_limits;
   std::optional<Millis> default_timeout;
+  // §5 says an undecodable request is answered (id null). Two endpoints that
+  // disagree on the codec would answer each other's answers forever, so after
+  // this many undecodable frames in a row only diagnostics are produced, until
+  // a frame decodes again. 0 = no bound.
+  std::size_t max_error_replies = 16;
   std::function<void(std::string_view bytes)> write;  // required: framed bytes out
   std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
 };
