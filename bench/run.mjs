@@ -112,6 +112,6 @@ const dir = path.join(here, 'results');
 fs.mkdirSync(dir, { recursive: true });
 fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}.md`), md);
+fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}.md`), md);
 console.log(md);
 log(`wrote ${path.join(dir, 'latest.md')}`);
