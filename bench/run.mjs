@@ -110,8 +110,9 @@ lines.push('');
 const md = lines.join('\n');
 const dir = path.join(here, 'results');
 fs.mkdirSync(dir, { recursive: true });
-fs.writeFileSync(path.join(dir, 'latest.md'), md);
+// latest.md (quoted by the README) is only replaced by a run of every row.
+if (!only) fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
 fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}.md`), md);
 console.log(md);
-log(`wrote ${path.join(dir, 'latest.md')}`);
+log(`wrote ${only ? 'the dated copy only (--only)' : path.join(dir, 'latest.md')}`);
