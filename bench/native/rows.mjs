@@ -23,15 +23,46 @@ const BIG = 'x'.repeat(64 * 1024);
 export const NATIVE_TRANSPORTS = {
   stdio: { label: 'stdio (2 processes)' },
   unix: { label: 'Unix socket' },
+  'stdio-c': { label: 'stdio, C client' },
+  'unix-c': { label: 'Unix socket, C client' },
 };
+const CLIENT = path.join(root, 'build/bench/client');
 
 function buildEcho(log) {
   fs.mkdirSync(path.dirname(ECHO), { recursive: true });
-  const src = path.join(here, 'echo.c');
-  if (!fs.existsSync(ECHO) || fs.statSync(ECHO).mtimeMs < fs.statSync(src).mtimeMs) {
-    execFileSync('cc', ['-O2', '-o', ECHO, src], { stdio: 'inherit' });
-    log(`built ${ECHO}`);
+  for (const [bin, c] of [[ECHO, 'echo.c'], [CLIENT, 'client.c']]) {
+    const src = path.join(here, c);
+    if (!fs.existsSync(bin) || fs.statSync(bin).mtimeMs < fs.statSync(src).mtimeMs) {
+      execFileSync('cc', ['-O2', '-o', bin, src], { stdio: 'inherit' });
+      log(`built ${bin}`);
+    }
   }
+}
+
+/** One run of the C client; resolves its JSON line. */
+function runC(args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(CLIENT, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    const t = setTimeout(() => p.kill('SIGKILL'), 120000);
+    p.on('exit', (code) => {
+      clearTimeout(t);
+      try { resolve(JSON.parse(out)); } catch { reject(new Error(`C client ${args.join(' ')} exited ${code}: ${out}`)); }
+    });
+  });
+}
+
+/** small/large × latency/throughput with the C client against `addr` (argv tail). */
+async function measureC(addr, cfg) {
+  const r = {};
+  for (const kind of ['small', 'large']) {
+    const c = kind === 'large' ? cfg.large : cfg.small;
+    const lat = await runC([kind, 'lat', String(c.latencyCalls), ...addr]);
+    const thr = await runC([kind, 'thr', String(c.ms), String(c.inflight), ...addr]);
+    r[kind] = { p50: lat.p50, p99: lat.p99, rate: thr.rate };
+  }
+  return r;
 }
 
 const request = (id, method, params) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
@@ -169,6 +200,17 @@ async function openUnix(name, dir, fn) {
   } finally { await stopChild(child); }
 }
 
+/** Only the server: the C echo serves one connection at a time, so no Node connection stays open. */
+async function unixServer(name, dir, fn) {
+  const sock = path.join(dir, name.replace(/\W+/g, '_') + '-c.sock');
+  const child = name === 'C echo' ? spawn(ECHO, ['unix', sock], { stdio: 'inherit' })
+    : spawn(WEFT, ['serve', '--unix', sock, '--demo'], { stdio: ['ignore', 'ignore', 'ignore'] });
+  try {
+    (await connectUnix(sock, child)).destroy();
+    return await fn(sock);
+  } finally { await stopChild(child); }
+}
+
 function rssKiB(pid) {
   try { return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]); } catch { return NaN; }
 }
@@ -212,6 +254,36 @@ export async function runNative(cfg, log) {
         }
       }
     }
+    // The same rows with the C client (build/bench/client): the server's figures without a JS client.
+    const cSets = { 'stdio-c': ['C echo', 'weft serve --stdio'], 'unix-c': ['C echo', 'weft serve --unix'] };
+    for (const [tk, names] of Object.entries(cSets)) {
+      results[tk] = {};
+      for (const n of names) results[tk][n] = { small: [], large: [] };
+      for (let rep = 0; rep < cfg.reps; rep++) {
+        for (const name of alternate(names, rep)) {
+          let r;
+          if (tk === 'stdio-c') {
+            const addr = name === 'C echo' ? ['exec', ECHO, 'stdio'] : ['exec', WEFT, 'serve', '--stdio', '--framing', 'len32be', '--demo'];
+            r = await measureC(addr, cfg);
+          } else {
+            r = await unixServer(name, dir, (sock) => measureC(['unix', sock], cfg));
+          }
+          for (const kind of ['small', 'large']) {
+            results[tk][name][kind].push(r[kind]);
+            log(`${NATIVE_TRANSPORTS[tk].label} rep ${rep + 1} ${name} ${kind}: p50 ${r[kind].p50.toFixed(1)} µs, p99 ${r[kind].p99.toFixed(1)} µs, ${Math.round(r[kind].rate)} calls/s`);
+          }
+        }
+      }
+    }
+    {
+      // stdio target: weft (C client) vs vscode-jsonrpc (its own Node client), per repetition.
+      const w = results['stdio-c']['weft serve --stdio'].small.map((x) => x.rate);
+      const v = results.stdio['vscode-jsonrpc'].small.map((x) => x.rate);
+      const ratios = w.slice(0, v.length).map((x, i) => x / v[i]).sort((a, b) => a - b);
+      const m = ratios[ratios.length >> 1];
+      notes.push(`stdio small-call throughput, weft with the C client ÷ vscode-jsonrpc with its own client, median of ${ratios.length}: **${m.toFixed(1)}×** (target ≥ 20×: ${m >= 20 ? 'met' : 'missed'})`);
+    }
+
     // C client, one connection, 256 in flight: the 600,000 calls/s target and the RSS check.
     // (weft-bench-pipelined checks every answer is result 3, so it cannot run against the echo.)
     if (fs.existsSync(PIPELINED)) {
