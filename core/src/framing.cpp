@@ -192,8 +192,7 @@ class Len32Decoder final : public DecoderBase {
     if (state_ == State::Head && head_n_ > 0) {
       msg = "length mismatch: EOF after " + std::to_string(head_n_) + " of 4 length-prefix bytes";
     } else if (state_ == State::Body) {
-      msg = "length mismatch: EOF after " + std::to_string(body_.size()) + " of " +
-            std::to_string(need_) + " bytes";
+      msg = body_eof(body_.size(), need_);
     }
     // State::Skip: the oversized frame was already answered with -32600; a
     // second error for the same frame would make the host answer twice.

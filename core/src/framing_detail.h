@@ -21,6 +21,11 @@ class DecoderBase : public FrameDecoder {
  public:
   explicit DecoderBase(FramingLimits limits) : limits_(limits) {}
 
+  // ADR-010 "EOF before N bytes → -32700": the one wording every framing uses.
+  static std::string body_eof(std::size_t got, std::size_t need) {
+    return "length mismatch: EOF after " + std::to_string(got) + " of " + std::to_string(need) + " bytes";
+  }
+
   std::optional<Millis> deadline() const final {
     if (idle() || limits_.read_timeout <= 0) return std::nullopt;
     return started_at_ + limits_.read_timeout;

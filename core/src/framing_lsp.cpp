@@ -205,8 +205,7 @@ class LspDecoder final : public DecoderBase {
       msg = "length mismatch: EOF after " + std::to_string(head_bytes_) +
             " bytes of an unfinished header block";
     } else if (state_ == State::Body) {
-      msg = "length mismatch: EOF after " + std::to_string(body_.size()) + " of " +
-            std::to_string(need_) + " bytes";
+      msg = body_eof(body_.size(), need_);
     }
     // Skip / Resync: this frame was already reported; one error per frame.
     reset();
