@@ -1,0 +1,70 @@
+// The run-based JSON writer must produce exactly nlohmann's bytes
+// (ensure_ascii=false, invalid UTF-8 replaced): the vectors depend on it.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "json_write.h"
+
+using nlohmann::json;
+
+namespace {
+
+struct Gen {
+  std::mt19937 rng{20261121};
+  std::string str() {
+    static const char* odd[] = {"é", "😀", "世", "\x7f", "\xed\xa0\x80" /* surrogate */,
+                                "\xf4\x90\x80\x80" /* > U+10FFFF */, "\xc0\xaf" /* overlong */,
+                                "\xe0\x80\xaf" /* overlong */, "\"", "\\", "\n", "\x01"};
+    std::string s;
+    const int n = rng() % 12;
+    for (int i = 0; i < n; ++i) {
+      const int k = rng() % 10;
+      if (k < 3) s += static_cast<char>(rng() % 256);
+      else if (k < 7) s += static_cast<char>(0x20 + rng() % 95);
+      else s += odd[rng() % 12];
+    }
+    return s;
+  }
+  json value(int depth) {
+    switch (rng() % (depth > 3 ? 6 : 8)) {
+      case 0: return nullptr;
+      case 1: return rng() % 2 == 0;
+      case 2: return static_cast<std::int64_t>(rng()) - (1ll << 31);
+      case 3: return static_cast<std::uint64_t>(rng()) * rng() * 4;
+      case 4: return static_cast<double>(rng()) / 7.0;
+      case 5: return str();
+      case 6: {
+        json a = json::array();
+        for (int i = rng() % 4; i > 0; --i) a.push_back(value(depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (int i = rng() % 4; i > 0; --i) o[str()] = value(depth + 1);
+        return o;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the JSON writer matches nlohmann's dump byte for byte", "[json]") {
+  Gen g;
+  for (int i = 0; i < 20000; ++i) {
+    const json v = g.value(0);
+    std::string ours;
+    weft::detail::write_json_value(v, ours);
+    const std::string theirs = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    INFO("value #" << i);
+    REQUIRE(ours == theirs);
+  }
+}
+
+TEST_CASE("a long plain string is written in one run", "[json]") {
+  const std::string s(65536, 'x');
+  std::string out;
+  weft::detail::write_json_string(s, out);
+  CHECK(out == "\"" + s + "\"");
+}
