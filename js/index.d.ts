@@ -31,6 +31,32 @@ export interface RPCTransport {
   destroy?(): void;
   /** Called once when the other side is gone; pending calls then reject with -32002. */
   onClose?(handler: () => void): void;
+  /**
+   * Messages a packing transport could not post (send() itself does not throw
+   * then): called later than send() (from a microtask, or from destroy()) once
+   * per failed message, with the object passed to send() and the error (e.g.
+   * DataCloneError). The other messages of the same flush are still delivered,
+   * in order. No handler: console.warn. Unpacked, send() throws as before.
+   */
+  onSendError?(handler: (message: JSONRPCMessage | JSONRPCMessage[], error: unknown) => void): void;
+}
+
+/** The postMessage transports: plus onSendError. */
+export interface PostMessageTransport extends RPCTransport {
+  destroy(): void;
+  onClose(handler: () => void): void;
+  onSendError(handler: (message: JSONRPCMessage | JSONRPCMessage[], error: unknown) => void): void;
+}
+
+/**
+ * Options of the postMessage transports. `pack`: coalesce the messages sent
+ * during one turn into one postMessage, `{ "weft/pack": [m1, m2, …] }` (a lone
+ * message is still posted as plain JSON-RPC). `'auto'` (default): only once a
+ * pack has been received from the other side; `true`: from the start (the peer
+ * must be weft); `false`: never. Packs are always unpacked on receipt.
+ */
+export interface PostMessageTransportOptions {
+  pack?: boolean | 'auto';
 }
 
 /** Error codes used by weft (weft/error.h). */
@@ -164,13 +190,13 @@ interface WorkerLike {
  * are posted with it as targetOrigin. Omitted: `source`'s own origin. "*" only
  * when passed (with a console warning).
  */
-export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | string[]): RPCTransport;
+export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | string[], options?: PostMessageTransportOptions): PostMessageTransport;
 /** A MessagePort (MessageChannel, worker_threads). */
-export declare function portTransport(port: PortLike): RPCTransport;
+export declare function portTransport(port: PortLike, options?: PostMessageTransportOptions): PostMessageTransport;
 /** A Worker (browser or node:worker_threads); terminating it rejects pending calls. */
-export declare function workerTransport(worker: WorkerLike): RPCTransport;
+export declare function workerTransport(worker: WorkerLike, options?: PostMessageTransportOptions): PostMessageTransport;
 /** Inside a worker: its global scope, or Node's parentPort. */
-export declare function selfTransport(): RPCTransport;
+export declare function selfTransport(options?: PostMessageTransportOptions): PostMessageTransport;
 
 /** Resolves when the WebAssembly core has loaded. */
 export declare const ready: Promise<void>;

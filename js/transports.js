@@ -1,15 +1,91 @@
-// Transports: { send, onMessage, destroy, onClose? }. They only move messages;
-// the endpoint ignores anything that is not JSON-RPC 2.0.
+// Transports: { send, onMessage, destroy, onClose?, onSendError? }. They only
+// move messages; the endpoint ignores anything that is not JSON-RPC 2.0.
+//
+// Packing (the postMessage transports, option `pack`): every postMessage costs
+// a structured-clone setup and an event dispatch on the other side, so weft ↔
+// weft links may coalesce. Messages handed to send() during one turn are queued
+// and flushed in a microtask: one message is posted as is (plain JSON-RPC), two
+// or more as ONE frame { "weft/pack": [m1, m2, …] } (no `jsonrpc` member, so no
+// JSON-RPC peer mistakes it for a message). Every transport unpacks what it
+// receives, whatever its option, and delivers the elements in order.
+//   pack: 'auto' (default)  plain until a pack frame arrives from the other
+//                           side (it has proven it unpacks), then pack;
+//   pack: true              pack from the start (the peer must be weft);
+//   pack: false             never pack.
+// Order is kept: once packing, every message goes through the queue.
+//
+// Send errors. Unpacked, send() posts at once and throws what postMessage
+// throws (e.g. DataCloneError), as before. Packing, send() never throws: if
+// the flush fails, each queued message is posted on its own, and for each that
+// still fails the handler given to onSendError(fn) is called as
+// fn(message, error) — later than send(), from a microtask (or from
+// destroy()), with the very object passed to send(); the messages around it
+// are still delivered, in order. Without a handler: console.warn.
+// destroy() flushes what is queued (synchronously, before detaching); after
+// destroy() send() posts directly, as before.
+
+const PACK_KEY = 'weft/pack';
 
 function isNodeEmitter(x) {
   return typeof x.on === 'function' && typeof x.off === 'function' && typeof x.addEventListener !== 'function';
 }
 
-function make(send, attach, detach, closeSetup) {
+function packMode(options, who) {
+  const p = options?.pack ?? 'auto';
+  if (p !== true && p !== false && p !== 'auto')
+    throw new TypeError(`${who}: options.pack must be true, false or 'auto'`);
+  return p;
+}
+
+function make(post, attach, detach, closeSetup, mode) {
   let handler = null;
   let closeHandlers = [];
   let closed = false;
-  const deliver = (data) => { if (handler) handler(data); };
+  let destroyed = false;
+  let sendError = null;
+  let packing = mode === true;
+  let queue = [];
+  let scheduled = false;
+
+  const report = (m, e) => {
+    if (sendError) {
+      try { sendError(m, e); return; } catch (e2) { e = e2; }
+    }
+    console.warn('[weft] a message could not be sent:', e);
+  };
+  const flush = () => {
+    scheduled = false;
+    const q = queue;
+    const n = q.length;
+    if (n === 0) return;
+    if (n === 1) {
+      // Posted as is; the array stays ours and is reused.
+      const m = q[0];
+      q.length = 0;
+      try { post(m); } catch (e) { report(m, e); }
+      return;
+    }
+    // The frame's array is handed over: postMessage clones it at once, but a
+    // wrapper or a stand-in (tests) may keep it, so it is never refilled.
+    queue = [];
+    try {
+      post({ [PACK_KEY]: q });
+    } catch {
+      for (let i = 0; i < n; i++) {
+        try { post(q[i]); } catch (e) { report(q[i], e); }
+      }
+    }
+  };
+  const deliver = (data) => {
+    let p;
+    if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
+        Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
+      if (mode === 'auto') packing = true;
+      for (let i = 0; i < p.length && handler; i++) handler(p[i]);
+      return;
+    }
+    if (handler) handler(data);
+  };
   const fireClose = () => {
     if (closed) return;
     closed = true;
@@ -18,12 +94,22 @@ function make(send, attach, detach, closeSetup) {
   attach(deliver);
   const undoClose = closeSetup ? closeSetup(fireClose) : null;
   return {
-    send,
+    send(msg) {
+      if (!packing || destroyed) { post(msg); return; }
+      queue.push(msg);
+      if (!scheduled) { scheduled = true; queueMicrotask(flush); }
+    },
     onMessage(h) { handler = h; },
     onClose(h) { closeHandlers.push(h); if (closed) h(); },
+    onSendError(fn) { sendError = fn; },
     destroy() {
+      if (!destroyed) {
+        destroyed = true;
+        flush();
+      }
       handler = null;
       closeHandlers = [];
+      sendError = null;
       detach(deliver);
       if (undoClose) undoClose();
     },
@@ -31,7 +117,8 @@ function make(send, attach, detach, closeSetup) {
 }
 
 /** A MessagePort (MessageChannel, worker_threads port, BroadcastChannel-like). */
-export function portTransport(port) {
+export function portTransport(port, options) {
+  const mode = packMode(options, 'portTransport()');
   const listener = (ev) => current(ev.data);
   let current = () => {};
   return make(
@@ -50,11 +137,13 @@ export function portTransport(port) {
       port.addEventListener('close', fire);
       return () => port.removeEventListener('close', fire);
     },
+    mode,
   );
 }
 
 /** A Worker: browser Worker or Node worker_threads Worker. Terminating it rejects pending calls. */
-export function workerTransport(worker) {
+export function workerTransport(worker, options) {
+  const mode = packMode(options, 'workerTransport()');
   if (isNodeEmitter(worker)) {
     let fn = null;
     return make(
@@ -65,6 +154,7 @@ export function workerTransport(worker) {
         worker.on('exit', fire);
         return () => worker.off('exit', fire);
       },
+      mode,
     );
   }
   const listener = (ev) => current(ev.data);
@@ -86,11 +176,13 @@ export function workerTransport(worker) {
         else delete worker.terminate;
       };
     },
+    mode,
   );
 }
 
 /** Inside a worker: the browser worker's global scope, or Node's parentPort. */
-export function selfTransport() {
+export function selfTransport(options) {
+  const mode = packMode(options, 'selfTransport()');
   if (typeof process === 'object' && process?.versions?.node && typeof process.getBuiltinModule === 'function') {
     const wt = process.getBuiltinModule('node:worker_threads');
     if (wt && !wt.isMainThread && wt.parentPort) {
@@ -101,6 +193,7 @@ export function selfTransport() {
         (deliver) => { fn = deliver; port.on('message', fn); },
         () => { port.off('message', fn); },
         null,
+        mode,
       );
     }
   }
@@ -114,6 +207,7 @@ export function selfTransport() {
     (deliver) => { current = deliver; scope.addEventListener('message', listener); },
     () => { scope.removeEventListener('message', listener); current = () => {}; },
     null,
+    mode,
   );
 }
 
@@ -123,7 +217,8 @@ export function selfTransport() {
  * ignored, and messages are posted with an explicit targetOrigin. Omitted, it
  * is `source`'s own origin (same-origin frames). "*" only when passed, with a warning.
  */
-export function windowTransport(target, source = globalThis, origin) {
+export function windowTransport(target, source = globalThis, origin, options) {
+  const mode = packMode(options, 'windowTransport()');
   let allowed;
   if (origin === undefined) {
     const own = source?.location?.origin;
@@ -152,5 +247,6 @@ export function windowTransport(target, source = globalThis, origin) {
     (deliver) => { current = deliver; source.addEventListener('message', listener); },
     () => { source.removeEventListener('message', listener); current = () => {}; },
     null,
+    mode,
   );
 }

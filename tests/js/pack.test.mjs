@@ -1,0 +1,267 @@
+// Message packing on the postMessage transports (option `pack`): what goes on
+// the wire (observed with raw port listeners), order, the 'auto' handshake,
+// send errors, destroy, and weft ↔ weft / weft ↔ json-rpc-2.0 end to end.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import * as JR from 'json-rpc-2.0';
+import {
+  JSONRPCClient, JSONRPCServer, portTransport, workerTransport, windowTransport,
+} from '../../js/index.js';
+
+const T = { timeout: 15000 };
+const KEY = 'weft/pack';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const turn = () => new Promise((r) => setTimeout(r, 0));
+const isPack = (d) => d !== null && typeof d === 'object' && !Array.isArray(d) && Array.isArray(d[KEY]);
+const note = (n) => ({ jsonrpc: '2.0', method: 'n', params: [n] });
+const indexURL = new URL('../../js/index.js', import.meta.url).href;
+
+/** A transport on port1 and every raw `data` arriving on port2. */
+function rawPair(options) {
+  const { port1, port2 } = new MessageChannel();
+  const t = portTransport(port1, options);
+  const frames = [];
+  port2.addEventListener('message', (ev) => frames.push(ev.data));
+  port2.start();
+  return { t, port2, frames, done: () => { t.destroy(); port2.close(); } };
+}
+
+/** Resolves once `frames` holds n entries (or fails after a while). */
+async function until(cond, ms = 2000) {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error('timed out waiting');
+    await sleep(2);
+  }
+}
+
+test('pack: a lone message is posted as plain JSON-RPC', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    t.send(note(1));
+    await turn();
+    t.send(note(2));
+    await until(() => frames.length === 2);
+    await sleep(10);
+    assert.deepEqual(frames, [note(1), note(2)]);
+  } finally { done(); }
+});
+
+test('pack: several sends in one turn arrive as one packed frame', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    t.send(note(1));
+    t.send([note(2), note(3)]);  // a batch is one element
+    t.send(note(4));
+    await until(() => frames.length >= 1);
+    await sleep(10);
+    assert.equal(frames.length, 1);
+    assert.ok(isPack(frames[0]));
+    assert.equal('jsonrpc' in frames[0], false);
+    assert.deepEqual(frames[0][KEY], [note(1), [note(2), note(3)], note(4)]);
+  } finally { done(); }
+});
+
+test('pack: order is kept across plain and packed posts, and the receiver unpacks in order', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const tx = portTransport(port1, { pack: true });
+  const rx = portTransport(port2, { pack: false });
+  const got = [];
+  rx.onMessage((m) => got.push(m.params[0]));
+  try {
+    let n = 0;
+    for (const size of [1, 3, 1, 1, 5, 2, 1]) {
+      for (let i = 0; i < size; i++) tx.send(note(n++));
+      if (size % 2) await turn();  // sometimes the next turn starts before the flush is seen
+      else await Promise.resolve();
+    }
+    await until(() => got.length === n);
+    assert.deepEqual(got, Array.from({ length: n }, (_, i) => i));
+  } finally { tx.destroy(); rx.destroy(); }
+});
+
+test("pack: 'auto' (default) posts plain until a pack arrives, then packs", T, async () => {
+  const { t, port2, frames, done } = rawPair();
+  const got = [];
+  t.onMessage((m) => got.push(m));
+  try {
+    t.send(note(1));
+    t.send(note(2));
+    await until(() => frames.length === 2);
+    assert.deepEqual(frames, [note(1), note(2)]);
+    // Look-alikes are delivered as they are and do not switch packing on.
+    const fake1 = { jsonrpc: '2.0', [KEY]: [note(8)] };
+    const fake2 = { [KEY]: 'not an array' };
+    port2.postMessage(fake1);
+    port2.postMessage(fake2);
+    await until(() => got.length === 2);
+    assert.deepEqual(got, [fake1, fake2]);
+    t.send(note(3));
+    t.send(note(4));
+    await until(() => frames.length === 4);
+    assert.deepEqual(frames.slice(2), [note(3), note(4)]);
+    // A real pack: delivered element by element, and from now on we pack.
+    port2.postMessage({ [KEY]: [note(10), note(11)] });
+    await until(() => got.length === 4);
+    assert.deepEqual(got.slice(2), [note(10), note(11)]);
+    t.send(note(5));
+    t.send(note(6));
+    await until(() => frames.length === 5);
+    await sleep(10);
+    assert.equal(frames.length, 5);
+    assert.deepEqual(frames[4], { [KEY]: [note(5), note(6)] });
+  } finally { done(); }
+});
+
+test('pack: false never packs, but still unpacks what it receives', T, async () => {
+  const { t, port2, frames, done } = rawPair({ pack: false });
+  const got = [];
+  t.onMessage((m) => got.push(m));
+  try {
+    port2.postMessage({ [KEY]: [note(10), note(11)] });
+    await until(() => got.length === 2);
+    assert.deepEqual(got, [note(10), note(11)]);
+    for (let i = 0; i < 3; i++) t.send(note(i));
+    await until(() => frames.length === 3);
+    await sleep(10);
+    assert.deepEqual(frames, [note(0), note(1), note(2)]);
+    assert.throws(() => portTransport(new MessageChannel().port1, { pack: 'yes' }), TypeError);
+  } finally { done(); }
+});
+
+test('pack: weft client (pack: true) ↔ weft server (auto): 1,000 concurrent calls, replies packed', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const toServer = [];
+  const toClient = [];
+  // Extra raw listeners next to the transports' own.
+  port2.addEventListener('message', (ev) => toServer.push(ev.data));
+  port1.addEventListener('message', (ev) => toClient.push(ev.data));
+  const client = new JSONRPCClient(portTransport(port1, { pack: true }));
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('add', ({ a, b }) => a + b);
+  server.method('later', async ([x]) => { await sleep(1); return x * 2; });
+  try {
+    await client.ready;
+    const calls = Array.from({ length: 1000 }, (_, i) => (i % 2 ? client.request('add', { a: i, b: 1 }) : client.request('later', [i])));
+    const res = await Promise.all(calls);
+    res.forEach((r, i) => assert.equal(r, i % 2 ? i + 1 : i * 2));
+    assert.ok(toServer.some(isPack), 'the client packed');
+    assert.ok(toClient.some(isPack), 'the server answered packed');
+    const count = (frames) => frames.reduce((n, f) => n + (isPack(f) ? f[KEY].length : 1), 0);
+    assert.equal(count(toServer), 1000);
+    assert.equal(count(toClient), 1000);
+    assert.ok(toServer.length < 100 && toClient.length < 1000, `${toServer.length} / ${toClient.length} frames`);
+    assert.equal(client.stats().pending, 0);
+  } finally { client.destroy(); server.destroy(); }
+});
+
+test('pack: a message that cannot be cloned reaches onSendError; the rest of the flush arrives in order', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  const failed = [];
+  t.onSendError((m, e) => failed.push([m, e]));
+  try {
+    const bad = { jsonrpc: '2.0', method: 'n', params: [() => {}] };
+    t.send(note(1));
+    assert.doesNotThrow(() => t.send(bad));
+    t.send(note(3));
+    await until(() => frames.length === 2);
+    await sleep(10);
+    assert.deepEqual(frames, [note(1), note(3)]);
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0][0], bad);
+    assert.equal(failed[0][1].name, 'DataCloneError');
+    // A lone one too; and without a handler, a console warning.
+    t.send(bad);
+    await turn();
+    assert.equal(failed.length, 2);
+    t.onSendError(null);
+    const warned = [];
+    const warn = console.warn;
+    console.warn = (...a) => warned.push(a);
+    try { t.send(bad); t.send(note(4)); await turn(); } finally { console.warn = warn; }
+    assert.equal(warned.length, 1);
+    await until(() => frames.length === 3);
+    assert.deepEqual(frames[2], note(4));
+    // Unpacked, send() still throws at once.
+    const plain = rawPair({ pack: false });
+    try { assert.throws(() => plain.t.send(bad), (e) => e.name === 'DataCloneError'); } finally { plain.done(); }
+  } finally { done(); }
+});
+
+test('pack: destroy() flushes what is queued before closing the port', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    t.send(note(1));
+    t.send(note(2));
+    t.destroy();
+    await until(() => frames.length === 1);
+    assert.deepEqual(frames[0], { [KEY]: [note(1), note(2)] });
+    assert.doesNotThrow(() => t.send(note(3)));  // after destroy: posted at once (a closed port drops it)
+    await sleep(20);
+    assert.equal(frames.length, 1);
+  } finally { done(); }
+});
+
+test('pack: json-rpc-2.0 server with a weft client in default mode: no packs on the wire', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const seen = [];
+  const server = new JR.JSONRPCServer();
+  server.addMethod('add', ([a, b]) => a + b);
+  port2.addEventListener('message', (ev) => {
+    seen.push(ev.data);
+    server.receive(ev.data).then((r) => { if (r) port2.postMessage(r); });
+  });
+  port2.start();
+  const client = new JSONRPCClient(portTransport(port1));
+  try {
+    const res = await Promise.all(Array.from({ length: 50 }, (_, i) => client.request('add', [i, 1])));
+    res.forEach((r, i) => assert.equal(r, i + 1));
+    assert.equal(seen.length, 50);
+    assert.ok(seen.every((m) => m.jsonrpc === '2.0' && !(KEY in m)));
+  } finally { client.destroy(); port2.close(); }
+});
+
+test('pack: workerTransport ↔ selfTransport (worker_threads) with pack: true both ways', T, async () => {
+  const w = new Worker(`
+    import(${JSON.stringify(indexURL)}).then((m) => {
+      const s = new m.JSONRPCServer(m.selfTransport({ pack: true }));
+      s.method('sq', ([x]) => x * x);
+    });
+  `, { eval: true });
+  const frames = [];
+  w.on('message', (d) => frames.push(d));
+  const client = new JSONRPCClient(workerTransport(w, { pack: true }));
+  try {
+    const res = await Promise.all(Array.from({ length: 200 }, (_, i) => client.request('sq', [i])));
+    res.forEach((r, i) => assert.equal(r, i * i));
+    assert.ok(frames.some(isPack));
+  } finally { client.destroy(); await w.terminate(); }
+});
+
+test('pack: windowTransport takes options as its 4th argument; packs pass the origin checks', T, async () => {
+  // Two fake windows; each only ever hears from the other: to.postMessage()
+  // dispatches on `to` with the other window as source.
+  const win = (origin) => Object.assign(new EventTarget(), { location: { origin } });
+  const a = win('https://a.example');
+  const b = win('https://b.example');
+  const wire = (from, to) => {
+    to.frames = [];
+    to.postMessage = (data, targetOrigin) => {
+      if (targetOrigin !== to.location.origin) return;
+      to.frames.push(data);
+      setTimeout(() => to.dispatchEvent(Object.assign(new Event('message'), { data: structuredClone(data), source: from, origin: from.location.origin })), 0);
+    };
+  };
+  wire(a, b);
+  wire(b, a);
+  const client = new JSONRPCClient(windowTransport(b, a, 'https://b.example', { pack: true }));
+  const server = new JSONRPCServer(windowTransport(a, b, 'https://a.example'));
+  server.method('id', ([x]) => x);
+  try {
+    const res = await Promise.all(Array.from({ length: 20 }, (_, i) => client.request('id', [i])));
+    res.forEach((r, i) => assert.equal(r, i));
+    assert.ok(b.frames.some(isPack), 'client packed');
+    assert.ok(a.frames.some(isPack), 'server answered packed');
+  } finally { client.destroy(); server.destroy(); }
+});
