@@ -1,0 +1,488 @@
+// The JSON decoder: see json_parse.h for the contract and why it exists.
+#include "json_parse.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if !defined(_LIBCPP_VERSION)
+#include <charconv>
+#define WEFT_FLOAT_FROM_CHARS 1  // libstdc++ has it; libc++ 14 (Emscripten 3.1.6) does not
+#else
+#include <clocale>
+#endif
+
+namespace weft::detail {
+namespace {
+
+// Bytes that end a plain run inside a string: '"', '\\', controls, non-ASCII.
+struct StopTable {
+  bool stop[256];
+  constexpr StopTable() : stop() {
+    for (int c = 0; c < 256; ++c) stop[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  }
+};
+constexpr StopTable kStop;
+
+// True if any of the 8 bytes in `w` is a stop byte (SWAR: "has less than",
+// "has zero" after xor, and the top bit for non-ASCII).
+inline bool has_stop(std::uint64_t w) {
+  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  const std::uint64_t ctrl = (w - ones * 0x20) & ~w;
+  const std::uint64_t q = w ^ (ones * '"');
+  const std::uint64_t bs = w ^ (ones * '\\');
+  const std::uint64_t quote = (q - ones) & ~q;
+  const std::uint64_t back = (bs - ones) & ~bs;
+  return ((ctrl | quote | back) & highs) != 0 || (w & highs) != 0;
+}
+
+// Length of the well-formed UTF-8 sequence at p (RFC 3629 table 3-7), or 0;
+// `bad` is set to the offset of the first byte that makes it ill-formed.
+inline std::size_t utf8_sequence(const unsigned char* p, const unsigned char* e, std::size_t& bad) {
+  const unsigned c = p[0];
+  unsigned lo = 0x80, hi = 0xBF;
+  std::size_t n;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    bad = 0;
+    return 0;
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    if (p + k >= e) {
+      bad = k;
+      return 0;
+    }
+    const unsigned b = p[k];
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) {
+      bad = k;
+      return 0;
+    }
+  }
+  return n;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void append_utf8(std::uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// A byte for an error message: 'c' when printable ASCII, else \xHH (the
+// message travels inside a JSON error object; raw bad bytes must not).
+std::string show(unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
+  return std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+}
+
+double to_double(const char* b, const char* e, bool& ok) {
+#ifdef WEFT_FLOAT_FROM_CHARS
+  double d = 0;
+  auto r = std::from_chars(b, e, d);
+  if (r.ec == std::errc()) {
+    ok = std::isfinite(d);
+    return d;
+  }
+  // Out of range: overflow (refused: RFC 8259 §6 lets us) or underflow, which
+  // strtod rounds to zero or a subnormal as every JSON parser does; ask it.
+  std::string s(b, e);
+  d = std::strtod(s.c_str(), nullptr);
+  ok = std::isfinite(d);
+  return d;
+#else
+  // strtod reads the C locale's decimal point; a host may have set another.
+  std::string s(b, e);
+  const char point = *std::localeconv()->decimal_point;
+  if (point != '.')
+    for (char& c : s)
+      if (c == '.') c = point;
+  double d = std::strtod(s.c_str(), nullptr);
+  ok = std::isfinite(d);
+  return d;
+#endif
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::size_t max_depth, Document& doc)
+      : b_(text.data()), p_(text.data()), e_(text.data() + text.size()), max_depth_(max_depth),
+        doc_(doc) {}
+
+  bool run();
+  Error take_error() { return std::move(error_); }
+
+ private:
+  struct Frame {
+    json::array_t* array;    // exactly one of these is set
+    json::object_t* object;
+  };
+
+  std::size_t at() const { return static_cast<std::size_t>(p_ - b_); }
+  bool fail(std::size_t pos, std::string what) {
+    error_ = Error(code::kParseError, "invalid JSON at byte " + std::to_string(pos) + ": " + what);
+    return false;
+  }
+  // An unexpected byte where `expected` should be.
+  bool unexpected(const char* expected) {
+    if (p_ == e_) return fail(at(), std::string("unexpected end of input; expected ") + expected);
+    const unsigned char c = static_cast<unsigned char>(*p_);
+    std::string what;
+    if (std::strchr("{}[]:,", c) && c)
+      what = "unexpected " + show(c);
+    else if (c == '"' || c == '-' || (c >= '0' && c <= '9'))
+      what = "unexpected value";
+    else
+      what = "invalid literal " + show(c);
+    return fail(at(), what + "; expected " + expected);
+  }
+
+  void ws() {
+    while (p_ < e_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+
+  bool value(json& out);
+  bool string(std::string& out);
+  bool escape(std::string& out);
+  bool number(json& out);
+  bool literal(const char* word, std::size_t n, json v, json& out);
+  bool open(json& slot, bool object);
+  bool after_value();
+  bool member_key();
+
+  const char* b_;
+  const char* p_;
+  const char* e_;
+  std::size_t max_depth_;
+  Document& doc_;
+  json root_;
+  std::vector<Frame> stack_;
+  json* slot_ = nullptr;  // where the next value goes
+  bool id_slot_ = false;  // the next value is a top-level "id" (message.h, IdLexeme)
+  int id_index_ = -1;
+  Error error_;
+};
+
+bool Parser::run() {
+  if (e_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
+  ws();
+  if (p_ == e_) return fail(at(), "unexpected end of input");
+  stack_.reserve(8);
+  slot_ = &root_;
+  for (;;) {
+    // A value goes into *slot_.
+    ws();
+    if (p_ == e_) return fail(at(), "unexpected end of input; expected a value");
+    const char c = *p_;
+    if (c == '{' || c == '[') {
+      if (!open(*slot_, c == '{')) return false;
+      ws();
+      if (p_ < e_ && *p_ == (c == '{' ? '}' : ']')) {
+        ++p_;
+        stack_.pop_back();
+      } else if (c == '[') {
+        json::array_t& a = *stack_.back().array;
+        a.emplace_back();
+        slot_ = &a.back();
+        continue;
+      } else {
+        if (!member_key()) return false;
+        continue;
+      }
+    } else if (!value(*slot_)) {
+      return false;
+    }
+    // The value is complete: a separator, a close, or the end.
+    id_slot_ = false;
+    for (;;) {
+      if (stack_.empty()) {
+        ws();
+        if (p_ != e_) return fail(at(), "expected end of input, got " + show(static_cast<unsigned char>(*p_)));
+        doc_.value = std::move(root_);
+        return true;
+      }
+      ws();
+      Frame& f = stack_.back();
+      if (p_ == e_) return fail(at(), "unexpected end of input; expected ',' or a closing bracket");
+      if (*p_ == ',') {
+        ++p_;
+        if (f.array) {
+          f.array->emplace_back();
+          slot_ = &f.array->back();
+        } else {
+          ws();
+          if (!member_key()) return false;
+        }
+        break;
+      }
+      if (f.array ? *p_ == ']' : *p_ == '}') {
+        ++p_;
+        stack_.pop_back();
+        continue;
+      }
+      return unexpected(f.array ? "',' or ']' after an array element" : "',' or '}' after an object member");
+    }
+  }
+}
+
+bool Parser::open(json& slot, bool object) {
+  // Depth counts the top level as 1 (codec.h), so the container about to open
+  // is at depth stack_.size() + 1. Stop here: nothing deeper is built.
+  if (stack_.size() >= max_depth_) {
+    error_ = Error(code::kInvalidRequest, "nesting depth exceeds " + std::to_string(max_depth_));
+    return false;
+  }
+  ++p_;
+  id_slot_ = false;
+  if (object) {
+    slot = json::object();
+    stack_.push_back(Frame{nullptr, slot.get_ptr<json::object_t*>()});
+  } else {
+    slot = json::array();
+    stack_.push_back(Frame{slot.get_ptr<json::array_t*>(), nullptr});
+  }
+  return true;
+}
+
+// At the '"' of a member name: reads it and the ':' and points slot_ at the member.
+bool Parser::member_key() {
+  if (p_ == e_ || *p_ != '"') return unexpected("a string member name");
+  std::string key;
+  if (!string(key)) return false;
+  ws();
+  if (p_ == e_ || *p_ != ':') return unexpected("':' after a member name");
+  ++p_;
+  // An id is "top level" when its object is the document itself (index -1) or
+  // a direct element of a top-level batch array (§6), index = its position.
+  id_slot_ = false;
+  if (stack_.size() <= 2 && key.size() == 2 && key[0] == 'i' && key[1] == 'd') {
+    const bool top = stack_.size() == 1;
+    const bool in_batch = stack_.size() == 2 && stack_[0].array;
+    if (top || in_batch) {
+      id_slot_ = true;
+      id_index_ = top ? -1 : static_cast<int>(stack_[0].array->size() - 1);
+      // A repeated "id" replaces the earlier value, so its lexeme must go too.
+      if (!doc_.id_lexemes.empty() && doc_.id_lexemes.back().index == id_index_)
+        doc_.id_lexemes.pop_back();
+    }
+  }
+  json::object_t& o = *stack_.back().object;
+  auto [it, fresh] = o.try_emplace(std::move(key));
+  if (!fresh) it->second = json();  // last wins
+  slot_ = &it->second;
+  return true;
+}
+
+bool Parser::value(json& out) {
+  switch (*p_) {
+    case '"': {
+      std::string s;
+      if (!string(s)) return false;
+      out = std::move(s);
+      return true;
+    }
+    case 't': return literal("true", 4, json(true), out);
+    case 'f': return literal("false", 5, json(false), out);
+    case 'n': return literal("null", 4, json(nullptr), out);
+    case '-':
+    case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9': return number(out);
+    default: return unexpected("a value");
+  }
+}
+
+bool Parser::literal(const char* word, std::size_t n, json v, json& out) {
+  for (std::size_t i = 0; i < n; ++i, ++p_) {
+    if (p_ == e_) return fail(at(), std::string("unexpected end of input; expected '") + word + "'");
+    if (*p_ != word[i])
+      return fail(at(), "invalid literal: " + show(static_cast<unsigned char>(*p_)) + " where '" + word + "' was expected");
+  }
+  out = std::move(v);
+  return true;
+}
+
+// RFC 8259 §6: number = [ minus ] int [ frac ] [ exp ]; int = zero / ( digit1-9 *DIGIT ).
+bool Parser::number(json& out) {
+  const char* start = p_;
+  const bool neg = *p_ == '-';
+  if (neg) ++p_;
+  if (p_ == e_ || *p_ < '0' || *p_ > '9') return unexpected("a digit after '-'");
+  std::uint64_t mag = 0;
+  bool fits = true;
+  if (*p_ == '0') {
+    ++p_;
+  } else {
+    while (p_ < e_ && *p_ >= '0' && *p_ <= '9') {
+      const unsigned d = static_cast<unsigned>(*p_ - '0');
+      if (mag > (UINT64_MAX - d) / 10) fits = false;
+      mag = mag * 10 + d;
+      ++p_;
+    }
+  }
+  bool integral = true;
+  if (p_ < e_ && *p_ == '.') {
+    integral = false;
+    ++p_;
+    if (p_ == e_ || *p_ < '0' || *p_ > '9') return unexpected("a digit after '.'");
+    while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  }
+  if (p_ < e_ && (*p_ == 'e' || *p_ == 'E')) {
+    integral = false;
+    ++p_;
+    if (p_ < e_ && (*p_ == '+' || *p_ == '-')) ++p_;
+    if (p_ == e_ || *p_ < '0' || *p_ > '9') return unexpected("a digit in the exponent");
+    while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
+  }
+  if (integral && fits) {
+    if (!neg) {
+      out = json(static_cast<json::number_unsigned_t>(mag));
+      id_slot_ = false;
+      return true;
+    }
+    if (mag <= static_cast<std::uint64_t>(INT64_MAX) + 1) {
+      out = json(static_cast<json::number_integer_t>(0 - mag));
+      id_slot_ = false;
+      return true;
+    }
+  }
+  // A fraction, an exponent, or an integer too large for 64 bits.
+  bool ok = false;
+  const double d = to_double(start, p_, ok);
+  if (!ok)
+    return fail(at() - 1, "number overflow: " +
+                              std::string(start, static_cast<std::size_t>(std::min<std::ptrdiff_t>(p_ - start, 40))));
+  if (id_slot_) doc_.id_lexemes.push_back(IdLexeme{id_index_, std::string(start, p_)});
+  id_slot_ = false;
+  out = json(d);
+  return true;
+}
+
+bool Parser::string(std::string& out) {
+  ++p_;
+  for (;;) {
+    const char* run = p_;
+    for (;;) {
+      while (e_ - p_ >= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p_, 8);
+        if (has_stop(w)) break;
+        p_ += 8;
+      }
+      while (p_ < e_ && !kStop.stop[static_cast<unsigned char>(*p_)]) ++p_;
+      if (p_ < e_ && static_cast<unsigned char>(*p_) >= 0x80) {
+        std::size_t bad = 0;
+        const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
+                                            reinterpret_cast<const unsigned char*>(e_), bad);
+        if (n == 0) {
+          p_ += bad;
+          if (p_ == e_) return fail(at(), "invalid string: missing closing quote (input ends inside a UTF-8 sequence)");
+          return fail(at(), "invalid string: ill-formed UTF-8 byte " + show(static_cast<unsigned char>(*p_)));
+        }
+        p_ += n;
+        continue;
+      }
+      break;
+    }
+    out.append(run, static_cast<std::size_t>(p_ - run));
+    if (p_ == e_) return fail(at(), "invalid string: missing closing quote");
+    const unsigned char c = static_cast<unsigned char>(*p_);
+    if (c == '"') {
+      ++p_;
+      return true;
+    }
+    if (c == '\\') {
+      if (!escape(out)) return false;
+      continue;
+    }
+    return fail(at(), "invalid string: control character " + show(c) + " must be escaped");
+  }
+}
+
+// At a backslash (RFC 8259 §7).
+bool Parser::escape(std::string& out) {
+  ++p_;
+  if (p_ == e_) return fail(at(), "invalid string: missing closing quote");
+  const char c = *p_++;
+  switch (c) {
+    case '"': out += '"'; return true;
+    case '\\': out += '\\'; return true;
+    case '/': out += '/'; return true;
+    case 'b': out += '\b'; return true;
+    case 'f': out += '\f'; return true;
+    case 'n': out += '\n'; return true;
+    case 'r': out += '\r'; return true;
+    case 't': out += '\t'; return true;
+    case 'u': break;
+    default: --p_; return fail(at(), "invalid string: bad escape, backslash followed by " + show(static_cast<unsigned char>(c)));
+  }
+  auto hex4 = [&](std::uint32_t& v) {
+    v = 0;
+    for (int i = 0; i < 4; ++i, ++p_) {
+      const int d = p_ < e_ ? hex_digit(*p_) : -1;
+      if (d < 0) return fail(at(), "invalid string: '\\u' must be followed by 4 hex digits");
+      v = v * 16 + static_cast<std::uint32_t>(d);
+    }
+    return true;
+  };
+  std::uint32_t cp;
+  if (!hex4(cp)) return false;
+  if (cp >= 0xDC00 && cp <= 0xDFFF)
+    return fail(at(), "invalid string: low surrogate \\u" + std::string(p_ - 4, 4) + " without a high one before it");
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    // A high surrogate must be followed by an escaped low one (RFC 8259 §7).
+    if (e_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u')
+      return fail(at(), "invalid string: surrogate \\u" + std::string(p_ - 4, 4) +
+                            " must be followed by a low surrogate escape");
+    p_ += 2;
+    std::uint32_t lo;
+    if (!hex4(lo)) return false;
+    if (lo < 0xDC00 || lo > 0xDFFF)
+      return fail(at(), "invalid string: surrogate pair needs a low surrogate, got \\u" + std::string(p_ - 4, 4));
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+  }
+  append_utf8(cp, out);
+  return true;
+}
+
+}  // namespace
+
+Result<Document> parse_json(std::string_view text, std::size_t max_depth) {
+  Document doc;
+  Parser p(text, max_depth, doc);
+  if (!p.run()) return p.take_error();
+  return doc;
+}
+
+}  // namespace weft::detail
