@@ -59,7 +59,7 @@ struct Connection::Impl final : FrameHandler {
       return;
     }
     error_run = 0;
-    peer->receive(*doc, now);
+    peer->receive(std::move(*doc), now);
   }
 
   void on_frame_error(const FrameError& e) override {

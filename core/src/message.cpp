@@ -154,76 +154,101 @@ Invalid invalid(Id id, std::string what, bool reply = true) {
   return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
 }
 
-bool has_version(const json& obj) {
-  auto it = obj.find("jsonrpc");
-  return it != obj.end() && it->is_string() && it->get_ref<const std::string&>() == "2.0";
-}
+// The envelope members of one object, found in a single pass: each find() on
+// the object's std::map costs string compares, and the profile of a server
+// answering small calls showed them (memcmp) at a tenth of its time.
+struct Members {
+  json* jsonrpc = nullptr;
+  json* method = nullptr;
+  json* params = nullptr;
+  json* id = nullptr;
+  json* result = nullptr;
+  json* error = nullptr;
+
+  explicit Members(json::object_t& obj) {
+    for (auto& [k, v] : obj) {
+      switch (k.size()) {
+        case 2: if (k == "id") id = &v; break;
+        case 5: if (k == "error") error = &v; break;
+        case 6:
+          if (k == "method") method = &v;
+          else if (k == "params") params = &v;
+          else if (k == "result") result = &v;
+          break;
+        case 7: if (k == "jsonrpc") jsonrpc = &v; break;
+        default: break;
+      }
+    }
+  }
+  bool has_version() const {
+    return jsonrpc && jsonrpc->is_string() && jsonrpc->get_ref<const std::string&>() == "2.0";
+  }
+};
 
 // §5: "id ... MUST be the same as the value of the id member in the Request";
 // an id that is not a String, Number or Null cannot be echoed, so it is null.
-Item classify_request(const json& obj, const std::string* lexeme) {
+// Moves method and params out of the object: it is discarded afterwards.
+Item classify_request(Members& m, const std::string* lexeme) {
   std::optional<Id> id;
-  auto idit = obj.find("id");
-  if (idit != obj.end()) {
-    id = Id::from_json(*idit, lexeme);
+  if (m.id) {
+    id = Id::from_json(*m.id, lexeme);
     if (!id)
       return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") +
-                               type_name(*idit));
+                               type_name(*m.id));
   }
   const Id reply_id = id.value_or(Id());
-  if (!has_version(obj)) return invalid(reply_id, "\"jsonrpc\" must be exactly \"2.0\"");
-  const json& method = *obj.find("method");
+  if (!m.has_version()) return invalid(reply_id, "\"jsonrpc\" must be exactly \"2.0\"");
+  json& method = *m.method;
   if (!method.is_string())
     return invalid(reply_id, std::string("\"method\" must be a string, got ") + type_name(method));
   std::optional<json> params;
-  if (auto p = obj.find("params"); p != obj.end()) {
+  if (m.params) {
     // §4.2: "If present, parameters for the rpc call MUST be provided as a
     // Structured value. Either by-position through an Array or by-name through an Object."
-    if (!p->is_array() && !p->is_object())
+    if (!m.params->is_array() && !m.params->is_object())
       return invalid(reply_id,
-                     std::string("\"params\" must be an array or an object, got ") + type_name(*p));
-    params = *p;
+                     std::string("\"params\" must be an array or an object, got ") + type_name(*m.params));
+    params = std::move(*m.params);
   }
-  if (id) return Request{std::move(*id), method.get_ref<const std::string&>(), std::move(params)};
-  return Notification{method.get_ref<const std::string&>(), std::move(params)};
+  std::string name = std::move(method.get_ref<std::string&>());
+  if (id) return Request{std::move(*id), std::move(name), std::move(params)};
+  return Notification{std::move(name), std::move(params)};
 }
 
 // Malformed responses are reported, never answered: answering a response
 // with an error could make two peers bounce errors at each other forever.
-Item classify_response(const json& obj, const std::string* lexeme) {
-  auto idit = obj.find("id");
+Item classify_response(Members& m, const std::string* lexeme) {
   std::optional<Id> id;
-  if (idit != obj.end()) id = Id::from_json(*idit, lexeme);
+  if (m.id) id = Id::from_json(*m.id, lexeme);
   const Id rid = id.value_or(Id());
-  if (!has_version(obj)) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
+  if (!m.has_version()) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
   if (!id) return invalid(rid, "response has no usable \"id\"", false);
-  auto res = obj.find("result");
-  auto err = obj.find("error");
-  if ((res != obj.end()) == (err != obj.end()))
+  if ((m.result != nullptr) == (m.error != nullptr))
     return invalid(rid, "response must have exactly one of \"result\" and \"error\"", false);
-  if (res != obj.end()) return Response{std::move(*id), *res};
+  if (m.result) return Response{std::move(*id), std::move(*m.result)};
   // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
+  json* err = m.error;
   if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
   auto c = err->find("code");
-  auto m = err->find("message");
+  auto msg = err->find("message");
   if (c == err->end() || !(c->is_number_integer()) ||
       (c->is_number_unsigned() && c->get<json::number_unsigned_t>() > INT32_MAX) ||
       (c->is_number_integer() && !c->is_number_unsigned() &&
        (c->get<json::number_integer_t>() < INT32_MIN || c->get<json::number_integer_t>() > INT32_MAX)))
     return invalid(rid, "error \"code\" must be an integer", false);
-  if (m == err->end() || !m->is_string()) return invalid(rid, "error \"message\" must be a string", false);
-  Error e(static_cast<int>(c->get<json::number_integer_t>()), m->get<std::string>());
-  if (auto d = err->find("data"); d != err->end()) e.data = *d;
+  if (msg == err->end() || !msg->is_string()) return invalid(rid, "error \"message\" must be a string", false);
+  Error e(static_cast<int>(c->get<json::number_integer_t>()), std::move(msg->get_ref<std::string&>()));
+  if (auto d = err->find("data"); d != err->end()) e.data = std::move(*d);
   return Response{std::move(*id), std::move(e)};
 }
 
-Item classify_one(const json& v, const std::string* lexeme) {
+Item classify_one(json& v, const std::string* lexeme) {
   if (!v.is_object()) return invalid(Id(), std::string("expected an object, got ") + type_name(v));
-  if (v.contains("method")) return classify_request(v, lexeme);
-  if (v.contains("result") || v.contains("error")) return classify_response(v, lexeme);
-  auto idit = v.find("id");
+  Members m(*v.get_ptr<json::object_t*>());
+  if (m.method) return classify_request(m, lexeme);
+  if (m.result || m.error) return classify_response(m, lexeme);
   std::optional<Id> id;
-  if (idit != v.end()) id = Id::from_json(*idit, lexeme);
+  if (m.id) id = Id::from_json(*m.id, lexeme);
   return invalid(id.value_or(Id()), "no \"method\" member");
 }
 
@@ -236,8 +261,13 @@ const std::string* lexeme_for(const Document& doc, int index) {
 }  // namespace
 
 Incoming classify(const Document& doc, std::size_t max_batch) {
+  Document copy = doc;
+  return classify(std::move(copy), max_batch);
+}
+
+Incoming classify(Document&& doc, std::size_t max_batch) {
   Incoming in;
-  const json& v = doc.value;
+  json& v = doc.value;
   if (!v.is_array()) {
     in.items.push_back(classify_one(v, lexeme_for(doc, -1)));
     return in;

@@ -308,10 +308,15 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 }  // namespace
 
 void Peer::receive(const Document& doc, Millis now) {
+  Document copy = doc;
+  receive(std::move(copy), now);
+}
+
+void Peer::receive(Document&& doc, Millis now) {
   (void)now;  // time only matters to outgoing calls, via advance()
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
-  Incoming in = classify(doc, s.opts.limits.max_batch);
+  Incoming in = classify(std::move(doc), s.opts.limits.max_batch);
 
   std::uint64_t batch = 0;
   if (in.batch) {

@@ -116,6 +116,9 @@ struct Incoming {
 // value that is neither object nor array is one Invalid; so is an empty array.
 // A batch longer than `max_batch` is one Invalid (-32600) as a whole.
 Incoming classify(const Document& doc, std::size_t max_batch = 1u << 16);
+// The same, moving method names and payloads out of `doc` instead of copying
+// them (what Peer::receive(Document&&) uses on the hot path).
+Incoming classify(Document&& doc, std::size_t max_batch = 1u << 16);
 
 // What the endpoint hands to the transport: one message, or a batch (§6).
 struct Outgoing {

@@ -171,6 +171,8 @@ class Peer {
   // pending calls, $/cancelRequest cancels a request being served. Every
   // violation is answered as §5 requires (or reported when it is a response).
   void receive(const Document& doc, Millis now);
+  // The same, consuming `doc` (payloads are moved into handlers, not copied).
+  void receive(Document&& doc, Millis now);
   // The transport or codec failed to produce a document (parse error, oversize
   // frame): answers an error response with id null, as §5 requires.
   void receive_error(const Error& e);
