@@ -59,7 +59,7 @@ Error missing(const Param& p) { return invalid("missing required parameter \"" +
 
 }  // namespace
 
-Result<json> check_params(const ParamSpec& spec, const std::optional<json>& params) {
+Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
   json out = json::object();
   if (!params || params->is_null()) {
     for (const auto& p : spec.params)
@@ -68,7 +68,7 @@ Result<json> check_params(const ParamSpec& spec, const std::optional<json>& para
   }
   if (params->is_array()) {
     if (!spec.by_position) return invalid("parameters must be given by name (an object)");
-    const auto& arr = *params;
+    auto& arr = *params;
     if (arr.size() > spec.params.size() && !spec.allow_extra)
       return invalid("too many parameters: got " + std::to_string(arr.size()) + ", expected at most " +
                      std::to_string(spec.params.size()));
@@ -79,12 +79,12 @@ Result<json> check_params(const ParamSpec& spec, const std::optional<json>& para
         continue;
       }
       if (!matches(p.type, arr[i])) return wrong_type(p, arr[i]);
-      out[p.name] = arr[i];
+      out[p.name] = std::move(arr[i]);
     }
     return out;
   }
   if (!spec.by_name) return invalid("parameters must be given by position (an array)");
-  const auto& obj = *params;  // classify() guarantees array or object
+  auto& obj = *params;  // classify() guarantees array or object
   for (const auto& p : spec.params) {
     auto it = obj.find(p.name);
     if (it == obj.end()) {
@@ -100,7 +100,7 @@ Result<json> check_params(const ParamSpec& spec, const std::optional<json>& para
       if (!known) return invalid("unknown parameter \"" + it.key() + "\"");
     }
   }
-  return obj;
+  return std::move(obj);  // valid as given: handed over, not copied
 }
 
 }  // namespace weft::detail

@@ -10,6 +10,7 @@ namespace weft::detail {
 // Returns params normalised to an object keyed by parameter name, or a -32602
 // Error whose message names the offending parameter. Absent params count as
 // an empty list.
-Result<json> check_params(const ParamSpec& spec, const std::optional<json>& params);
+// Consumes `params` (moved into the result when valid); the caller discards it.
+Result<json> check_params(const ParamSpec& spec, std::optional<json>& params);
 
 }  // namespace weft::detail
