@@ -3,9 +3,12 @@
 // error codes, id correlation, batch rules, timeouts, cancellation — is made
 // by the C++ core (wasm/weft_wasm.cpp); nothing here re-implements it.
 //
-// Payload convention (see weft_wasm.cpp): the core sees each message's
-// envelope as JSON text; params/result/error.data stay here and the envelope
-// carries {"":N} (or [{"":N}] for array params) in their place.
+// Payload convention (see weft_wasm.cpp): params/result/error.data stay here,
+// numbered; the core holds a marker of the right JSON type in their place.
+// Incoming messages reach the core as a descriptor of their members (or, for
+// unusual shapes, as envelope JSON text with {"":N} / [{"":N}] in place of
+// payloads); outgoing ones leave it as numeric records from which the plain
+// objects are built here.
 import { loadModule } from './loader.js';
 
 /** Error codes the core uses (weft/error.h). */
@@ -44,9 +47,15 @@ let loadError = null;
 const hosts = [];  // core handle → endpoint
 const waiting = new Set();
 const inSlots = [];  // payloads of the message being received (a stack: receive may re-enter)
+let inTop = 0;       // inSlots in use
 const dec = new TextDecoder();
 const enc = new TextEncoder();
-let inPtr = 0, inCap = 0, statusPtr = 0;
+let inPtr = 0, inCap = 0, statusPtr = 0, descPtr = 0;
+// Lone surrogates make JSON text the core rejects; messages holding them take
+// the envelope text path so that they are judged exactly as before.
+const wellFormed = typeof String.prototype.isWellFormed === 'function'
+  ? (s) => s.isWellFormed()
+  : (s) => !/[\uD800-\uDFFF]/.test(s);
 
 function str(p, n) {
   const heap = M.HEAPU8;
@@ -62,19 +71,39 @@ function str(p, n) {
   return dec.decode(heap.subarray(p, p + n));
 }
 
-// Writes `s` as UTF-8 into the input buffer at `at`; returns the byte count.
-function put(s, at = 0) {
-  const worst = at + s.length * 3 + 1;
-  if (worst > inCap) {
-    inCap = Math.max(worst, inCap * 2, 4096);
+function reserve(bytes) {
+  if (bytes > inCap) {
+    inCap = Math.max(bytes, inCap * 2, 4096);
     inPtr = X._weft_in(inCap);
   }
+}
+
+// Writes `s` as UTF-8 into the input buffer at `at`; returns the byte count.
+function put(s, at = 0) {
+  reserve(at + s.length * 3 + 1);
   const heap = M.HEAPU8;
   const base = inPtr + at;
   const len = s.length;
   for (let i = 0; i < len; i++) {
     const c = s.charCodeAt(i);
     if (c > 127) return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
+    heap[base + i] = c;
+  }
+  return len;
+}
+
+// As put(), or -1 if `s` has lone surrogates (see wellFormed).
+function putWell(s, at) {
+  reserve(at + s.length * 3 + 1);
+  const heap = M.HEAPU8;
+  const base = inPtr + at;
+  const len = s.length;
+  for (let i = 0; i < len; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 127) {
+      if (!wellFormed(s)) return -1;
+      return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
+    }
     heap[base + i] = c;
   }
   return len;
@@ -103,12 +132,17 @@ function idText(v) {
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'true';  // NaN: not JSON → invalid id
   return v === null ? 'null' : typeOnly(v);
 }
-function slot(v) { return '{"":' + (inSlots.push(v) - 1) + '}'; }
+function slot(v) { inSlots[inTop] = v; return inTop++; }
+// Envelope text path: which members of the message hold payload markers
+// (weft_wasm.cpp: kParamsSlot, kResultSlot, kDataSlot).
+let envBits = 0;
+function slotText(v, bit) { envBits |= bit; return '{"":' + slot(v) + '}'; }
 function inline(v) {
   try { const t = JSON.stringify(v); return t === undefined ? 'null' : t; } catch { return typeOnly(v); }
 }
 
 function envelope(m, ep) {
+  envBits = 0;
   if (m === null || typeof m !== 'object' || Array.isArray(m)) return typeOnly(m);
   let s = '{';
   let sep = '';
@@ -121,10 +155,10 @@ function envelope(m, ep) {
     s += sep + '"params":';
     if (p === null || typeof p !== 'object') s += typeOnly(p);
     else if (typeof method === 'string' && (ep.inspect.has(method) || method.startsWith('$/'))) s += inline(p);
-    else s += Array.isArray(p) ? '[' + slot(p) + ']' : slot(p);
+    else s += Array.isArray(p) ? '[' + slotText(p, 1) + ']' : slotText(p, 1);
     sep = ',';
   }
-  if ('result' in m) { s += sep + '"result":' + slot(m.result); sep = ','; }
+  if ('result' in m) { s += sep + '"result":' + slotText(m.result, 2); sep = ','; }
   const e = m.error;
   if (e !== undefined) {
     s += sep + '"error":';
@@ -133,7 +167,7 @@ function envelope(m, ep) {
       const c = e.code, msg = e.message;
       s += '{"code":' + (typeof c === 'number' && Number.isFinite(c) ? String(c) : typeOnly(c)) +
         ',"message":' + (typeof msg === 'string' ? JSON.stringify(msg) : typeOnly(msg));
-      if (e.data !== undefined) s += ',"data":' + slot(e.data);
+      if (e.data !== undefined) s += ',"data":' + slotText(e.data, 4);
       s += '}';
     }
     sep = ',';
@@ -142,31 +176,95 @@ function envelope(m, ep) {
   return s + '}';
 }
 
-// ---- envelopes: core text → JS message ------------------------------------
-function markerOf(v) {
-  if (v === null || typeof v !== 'object') return -1;
-  if (Array.isArray(v)) {
-    if (v.length !== 1) return -1;
-    v = v[0];
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return -1;
+// ---- descriptors: JS message → weft_receive_obj ----------------------------
+// Fills the descriptor (layout: weft_receive_obj in weft_wasm.cpp) for a
+// single message whose members have the usual types; false (nothing written,
+// no payload taken) when it needs the envelope text path instead.
+function describe(m, ep) {
+  if (m.jsonrpc !== '2.0') return false;
+  const method = m.method;
+  const p = m.params;
+  let at = 0, mlen = -1;
+  if (method !== undefined) {
+    if (typeof method !== 'string') return false;
+    if (p !== undefined && p !== null && typeof p === 'object' && (ep.inspect.has(method) || method.startsWith('$/'))) return false;  // inline params
+    mlen = putWell(method, 0);
+    if (mlen < 0) return false;
+    at = mlen;
   }
-  let n = -1;
-  for (const k in v) {
-    if (k !== '' || n !== -1) return -1;
-    n = v[k];
+  if (p !== undefined && (p === null || typeof p !== 'object')) return false;
+  const e = m.error;
+  let elen = -1, eat = 0, code = 0, data;
+  if (e !== undefined) {
+    if (e === null || typeof e !== 'object' || Array.isArray(e)) return false;
+    code = e.code;
+    const msg = e.message;
+    if (!Number.isSafeInteger(code) || typeof msg !== 'string') return false;
+    elen = putWell(msg, at);
+    if (elen < 0) return false;
+    eat = at;
+    at += elen;
+    data = e.data;
   }
-  return typeof n === 'number' ? n : -1;
+  const id = m.id;
+  let ik = 0, iv = 0, ilen = 0, iat = 0;
+  if (id !== undefined) {
+    if (id === null) ik = 1;
+    else if (typeof id === 'string') {
+      ik = 3;
+      ilen = putWell(id, at);
+      if (ilen < 0) return false;
+      iat = at;
+      iv = ilen;
+    } else if (typeof id === 'number') {
+      if (Number.isSafeInteger(id)) { ik = 2; iv = id; }
+      else if (Number.isFinite(id)) { ik = 4; iv = id; iat = at; ilen = put(String(id), at); }
+      else return false;  // NaN, ±Infinity: not JSON
+    } else return false;
+  }
+  const F = M.HEAPF64;
+  const d = descPtr >> 3;
+  F[d] = mlen; F[d + 1] = 0;
+  if (p === undefined) F[d + 2] = 0;
+  else { F[d + 2] = Array.isArray(p) ? 2 : 1; F[d + 3] = slot(p); }
+  F[d + 5] = 'result' in m ? slot(m.result) : -1;
+  F[d + 6] = elen;
+  if (elen >= 0) { F[d + 7] = code; F[d + 8] = eat; F[d + 9] = data === undefined ? -1 : slot(data); }
+  F[d + 10] = ik;
+  if (ik === 3) { F[d + 11] = ilen; F[d + 12] = iat; }
+  else if (ik === 4) { F[d + 11] = iv; F[d + 12] = ilen; F[d + 13] = iat; }
+  else F[d + 11] = iv;
+  return true;
+}
+
+// ---- records: weft_wasm.cpp send_records → JS messages ---------------------
+const REC = 10;  // doubles per record (kRec)
+function recId(F, r) {
+  switch (F[r + 1]) {
+    case 1: return F[r + 2];
+    case 2: return str(F[r + 2], F[r + 3]);
+    case 3: return Number(str(F[r + 2], F[r + 3]));  // the lexeme, as JSON.parse reads it
+    default: return null;
+  }
 }
 
 // ---- hooks the core calls ---------------------------------------------------
 const hooks = {
-  emit(h, p, n) {
+  emit(h, p, n) {  // text path
     const ep = hosts[h];
     if (ep) ep._emit(str(p, n));
+  },
+  send(h, recs, count, batch, text) {
+    const ep = hosts[h];
+    if (ep) ep._send(recs, count, batch, text);
   },
   settle(h, token, sl, p, n) {
     const ep = hosts[h];
     if (ep) ep._settle(token, sl, sl === -1 ? undefined : sl >= 0 ? inSlots[sl] : str(p, n));
+  },
+  fail(h, token, code, mp, mn, sl, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._settleError(token, code, str(mp, mn), sl >= 0 ? inSlots[sl] : sl === -2 ? JSON.parse(str(p, n)) : undefined);
   },
   dispatch(h, fn, token, sl, p, n) {
     const ep = hosts[h];
@@ -191,6 +289,7 @@ export const ready = loadModule(hooks).then(
     M = m;
     X = m;  // m._weft_* become the raw exports after their first call
     statusPtr = X._weft_status();
+    descPtr = X._weft_desc();
     inCap = 4096;
     inPtr = X._weft_in(inCap);
     for (const ep of waiting) ep._init();
@@ -245,15 +344,18 @@ export class Endpoint {
     this.calls = [];            // token → call record
     this.freeCalls = [];
     this.live = 0;
-    this.serving = new Map();   // reply token → ServeContext
-    this.outs = new Map();      // payload number → value, until the core's envelope leaves
-    this.outSeq = 0;
-    this.deferred = [];
+    this.serving = [];          // reply token → ServeContext of an async handler
+    this.outs = [];             // payload number → value until its message leaves (undefined: free)
+    this.outGen = [];           // payload number → times it was handed out (see _defer)
+    this.outFree = [];
+    this.outCount = 0;
+    this.deferred = [];         // [number, generation] pairs
     this.timer = null;
     this.armedAt = -1;
     this.closedError = null;
     this.destroyed = false;
     this.queue = [];
+    this.sendError = null;
     if (transport) {
       transport.onMessage((data) => this._onMessage(data));
       if (typeof transport.onClose === 'function')
@@ -319,58 +421,94 @@ export class Endpoint {
 
   _receive(data, t) {
     if (!this.h) return;
-    const base = inSlots.length;
+    const base = inTop;
     try {
-      let text;
-      if (Array.isArray(data)) {
-        text = '[';
-        for (let i = 0; i < data.length; i++) text += (i ? ',' : '') + envelope(data[i], this);
-        text += ']';
-      } else {
-        text = envelope(data, this);
-      }
-      X._weft_receive(this.h, put(text), t);
+      if (Array.isArray(data)) this._receiveText(data, t);
+      else if (data !== null && typeof data === 'object' && describe(data, this)) X._weft_receive_obj(this.h, t);
+      else this._receiveText(data, t);
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));
     } finally {
-      inSlots.length = base;
+      for (let i = base; i < inTop; i++) inSlots[i] = undefined;
+      inTop = base;
     }
     if (this.live === 0) this._disarm();
   }
 
+  // Envelope JSON text, then one mask byte per message (weft_receive).
+  _receiveText(data, t) {
+    let text;
+    const bits = [];
+    if (Array.isArray(data)) {
+      text = '[';
+      for (let i = 0; i < data.length; i++) {
+        text += (i ? ',' : '') + envelope(data[i], this);
+        bits.push(envBits);
+      }
+      text += ']';
+    } else {
+      text = envelope(data, this);
+      bits.push(envBits);
+    }
+    const n = put(text);
+    reserve(n + 1 + bits.length);
+    M.HEAPU8.set(bits, inPtr + n + 1);
+    X._weft_receive(this.h, n, t, n + 1, bits.length);
+  }
+
   // -- outgoing -------------------------------------------------------------
   _out(v) {
-    const n = this.outSeq++;
-    this.outs.set(n, v);
+    const n = this.outFree.length ? this.outFree.pop() : this.outs.length;
+    this.outs[n] = v;
+    this.outGen[n] = (this.outGen[n] ?? 0) + 1;
+    this.outCount++;
     return n;
   }
   _take(n) {
-    const v = this.outs.get(n);
-    this.outs.delete(n);
+    const v = this.outs[n];
+    if (v !== undefined) {
+      this.outs[n] = undefined;
+      this.outFree.push(n);
+      this.outCount--;
+    }
     return v;
   }
-  _attach(o) {
-    if (o === null || typeof o !== 'object') return;
-    let n;
-    if (o.params !== undefined && (n = markerOf(o.params)) >= 0) o.params = this._take(n);
-    if ('result' in o && (n = markerOf(o.result)) >= 0) {
-      o.result = this._take(n);
-      if (o.result === undefined) o.result = null;
+
+  // Messages from the core: `count` records at `recs` (send_records).
+  _send(recs, count, batch, text) {
+    const F = M.HEAPF64;
+    let o;
+    if (batch) {
+      o = new Array(count);
+      for (let i = 0; i < count; i++) o[i] = this._message(F, (recs >> 3) + i * REC, text);
+    } else {
+      o = this._message(F, recs >> 3, text);
     }
-    if (o.error && o.error.data !== undefined && (n = markerOf(o.error.data)) >= 0) {
-      o.error.data = this._take(n);
-      if (o.error.data === undefined) delete o.error.data;
-    }
-  }
-  _emit(text) {
-    const o = JSON.parse(text);
-    if (Array.isArray(o)) for (const m of o) this._attach(m);
-    else this._attach(o);
     try {
       this.transport.send(o);
     } catch (e) {
       this._sendFailed(o, e);
     }
+  }
+  _message(F, r, text) {
+    const kind = F[r];
+    const pay = F[r + 7];
+    let v;
+    if (pay >= 0) v = this._take(pay);
+    else if (pay === -2) v = JSON.parse(str(text + F[r + 8], F[r + 9]));
+    if (kind === 2) return { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
+    if (kind === 0) {
+      const method = str(F[r + 4], F[r + 5]);
+      const id = recId(F, r);
+      return pay === -1 ? { jsonrpc: '2.0', method, id } : { jsonrpc: '2.0', method, params: v, id };
+    }
+    if (kind === 1) {
+      const method = str(F[r + 4], F[r + 5]);
+      return pay === -1 ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params: v };
+    }
+    const code = F[r + 6], message = str(F[r + 4], F[r + 5]);
+    const error = v === undefined ? { code, message } : { code, message, data: v };
+    return { jsonrpc: '2.0', error, id: recId(F, r) };
   }
   _sendFailed(o, e) {
     this._diag('SendFailed', 'transport.send failed: ' + (e?.message ?? e));
@@ -378,35 +516,31 @@ export class Endpoint {
     if ('method' in o && o.id !== undefined) {
       this.sendError = e;  // the call in progress: _call cancels it
     } else if (!('method' in o) && o.id !== undefined && !o.error) {
-      // A result that could not be sent (e.g. not cloneable): tell the caller.
-      try {
-        this.transport.send({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: ' + (e?.message ?? e) }, id: o.id });
-      } catch { /* nothing more to do */ }
+      this._resultFailed(o, e);
     }
   }
-
-  _params(v, at) {
-    // → [kind, arg]: 0 none, 1 object payload, 2 array payload, 3 JSON text at `at`
-    if (v === undefined) return [0, 0];
-    if (v !== null && typeof v === 'object') return [Array.isArray(v) ? 2 : 1, this._out(v)];
-    return [3, put(inline(v), at)];
+  // A result that could not be sent (e.g. not cloneable): tell the caller.
+  _resultFailed(o, e) {
+    try {
+      this.transport.send({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: ' + (e?.message ?? e) }, id: o.id });
+    } catch { /* nothing more to do */ }
   }
-
   request(method, params, options) {
-    const opts = options ?? {};
+    const signal = options?.signal;
+    const timeout = options?.timeout;
     return new Promise((resolve, reject) => {
-      const rec = { resolve, reject, id: 0, done: false, signal: opts.signal, onAbort: null, sendError: null };
+      const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, sendError: null };
       if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
-      if (opts.signal?.aborted) return reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
-      const t = opts.timeout === undefined ? -1 : opts.timeout > 0 && opts.timeout !== Infinity ? opts.timeout : NO_TIMEOUT;
+      if (signal?.aborted) return reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+      const t = timeout === undefined ? -1 : timeout > 0 && timeout !== Infinity ? timeout : NO_TIMEOUT;
       if (this.queue) {
         this.queue.push(['c', rec, method, params, t, now()]);
-        if (opts.signal) {
+        if (signal) {
           rec.onAbort = () => {
             rec.done = true;
             reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
           };
-          opts.signal.addEventListener('abort', rec.onAbort, { once: true });
+          signal.addEventListener('abort', rec.onAbort, { once: true });
         }
         return;
       }
@@ -426,14 +560,18 @@ export class Endpoint {
     if (!this.h) return rec.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
     const token = this._token(rec);
     const mlen = put(typeof method === 'string' ? method : String(method));
-    const [kind, arg] = this._params(params, mlen);
+    let kind = 0, arg = 0;  // params: 0 none, 1 object payload, 2 array payload, 3 JSON text after the method
+    if (params !== undefined) {
+      if (params !== null && typeof params === 'object') { kind = Array.isArray(params) ? 2 : 1; arg = this._out(params); }
+      else { kind = 3; arg = put(inline(params), mlen); }
+    }
     this.sendError = null;
     const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t);
     if (id === 0) {
       this.calls[token] = undefined;
       this.freeCalls.push(token);
       this.live--;
-      if (kind === 1 || kind === 2) this.outs.delete(arg);
+      if (kind === 1 || kind === 2) this._take(arg);
       rec.reject(lastError());
       return;
     }
@@ -451,23 +589,28 @@ export class Endpoint {
     }
   }
 
-  _settle(token, sl, v) {
+  _finish(token) {
     const rec = this.calls[token];
-    if (!rec) return;
+    if (!rec) return undefined;
     this.calls[token] = undefined;
     this.freeCalls.push(token);
     rec.done = true;
     if (--this.live === 0) this._disarm();
     if (rec.onAbort) rec.signal.removeEventListener('abort', rec.onAbort);
-    if (sl >= 0 || sl === -1) return rec.resolve(v);
-    if (sl === -2) return rec.resolve(JSON.parse(v));
-    const e = JSON.parse(v);
-    let data = e.data;
-    const n = markerOf(data);
-    if (n >= 0) data = inSlots[n];
+    return rec;
+  }
+
+  _settle(token, sl, v) {
+    const rec = this._finish(token);
+    if (rec) rec.resolve(sl === -2 ? JSON.parse(v) : v);
+  }
+
+  _settleError(token, code, message, data) {
+    const rec = this._finish(token);
+    if (!rec) return;
     if (rec.sendError) return rec.reject(Object.assign(new RPCError(ErrorCode.Closed, 'Transport send failed: ' + (rec.sendError?.message ?? rec.sendError)), { cause: rec.sendError }));
-    const err = new RPCError(e.code, e.message, data);
-    if (rec.signal?.aborted && e.code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;
+    const err = new RPCError(code, message, data);
+    if (rec.signal?.aborted && code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;
     rec.reject(err);
   }
 
@@ -476,9 +619,13 @@ export class Endpoint {
     if (this.queue) { this.queue.push(['n', method, params]); return; }
     if (!this.h) return;
     const mlen = put(typeof method === 'string' ? method : String(method));
-    const [kind, arg] = this._params(params, mlen);
+    let kind = 0, arg = 0;
+    if (params !== undefined) {
+      if (params !== null && typeof params === 'object') { kind = Array.isArray(params) ? 2 : 1; arg = this._out(params); }
+      else { kind = 3; arg = put(inline(params), mlen); }
+    }
     if (!X._weft_notify(this.h, mlen, kind, arg)) {
-      if (kind === 1 || kind === 2) this.outs.delete(arg);
+      if (kind === 1 || kind === 2) this._take(arg);
       const e = lastError();
       this._diag('NotifyFailed', e.message);
     }
@@ -517,7 +664,7 @@ export class Endpoint {
     const n = X._weft_batch(this.h, put(JSON.stringify(desc)), timeout, t);
     if (n < 0) {
       const err = lastError();
-      for (const o of outs) this.outs.delete(o);
+      for (const o of outs) this._take(o);
       for (const it of items) {
         if (!it.rec) continue;
         this.calls[it.token] = undefined;
@@ -581,24 +728,25 @@ export class Endpoint {
       return -2;
     }
     if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
-      this.serving.set(token, ctx);
-      r.then((v) => { if (this.serving.get(token) === ctx) this._reply(token, v); },
-        (e) => { if (this.serving.get(token) === ctx) this._replyError(token, e); });
+      this.serving[token] = ctx;
+      r.then((v) => { if (this.serving[token] === ctx) this._reply(token, v); },
+        (e) => { if (this.serving[token] === ctx) this._replyError(token, e); });
       return -1;
     }
     return this._out(r === undefined ? null : r);
   }
 
   _reply(token, v) {
-    this.serving.delete(token);
+    this.serving[token] = undefined;
     if (!this.h) return;
     const n = this._out(v === undefined ? null : v);
+    const g = this.outGen[n];
     X._weft_reply(this.h, token, 0, n);
-    if (this.outs.has(n)) this._defer(n);
+    if (this.outGen[n] === g && this.outs[n] !== undefined) this._defer(n, g);
   }
 
   _replyError(token, e) {
-    this.serving.delete(token);
+    this.serving[token] = undefined;
     if (!this.h) return;
     let code = ErrorCode.InternalError, message, data;
     if (e instanceof RPCError && Number.isInteger(e.code) && e.code >= -2147483648 && e.code <= 2147483647) {
@@ -608,31 +756,32 @@ export class Endpoint {
     } else {
       message = typeof e?.message === 'string' && e.message ? e.message : 'Internal error';
     }
-    let text = '{"code":' + code + ',"message":' + JSON.stringify(message);
-    let n = -1;
-    if (data !== undefined) { n = this._out(data); text += ',"data":{"":' + n + '}'; }
-    text += '}';
-    X._weft_reply(this.h, token, 2, put(text));
-    if (n >= 0 && this.outs.has(n)) this._defer(n);
+    const mlen = put(message);
+    const n = data === undefined ? -1 : this._out(data);
+    const g = this.outGen[n];
+    X._weft_reply_error(this.h, token, code, mlen, n);
+    if (n >= 0 && this.outGen[n] === g && this.outs[n] !== undefined) this._defer(n, g);
   }
 
   // A payload whose answer is held (a batch still being answered) or dropped
-  // (answered after cancellation/close): freed once nothing is in flight.
-  _defer(n) {
-    this.deferred.push(n);
+  // (answered after cancellation/close): freed once nothing is in flight —
+  // unless its number was taken and handed out again meanwhile (generation).
+  _defer(n, g) {
+    this.deferred.push(n, g);
     if (X._weft_in_flight(this.h) === 0) {
-      for (const d of this.deferred) this.outs.delete(d);
-      this.deferred.length = 0;
+      const d = this.deferred;
+      for (let i = 0; i < d.length; i += 2) if (this.outGen[d[i]] === d[i + 1]) this._take(d[i]);
+      d.length = 0;
     }
   }
 
   _cancelled(token) {
-    const ctx = this.serving.get(token);
+    const ctx = this.serving[token];
     if (!ctx) return;
     ctx._cancel();
     // LSP: a cancelled request is answered with -32800 right away.
     if (!this.destroyed) this._replyError(token, new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
-    else this.serving.delete(token);
+    else this.serving[token] = undefined;
   }
 
   _diag(kind, message) {
@@ -692,9 +841,12 @@ export class Endpoint {
       queueMicrotask(() => {
         X._weft_destroy(h);
         hosts[h] = undefined;
-        this.outs.clear();
+        this.outs.length = 0;
+        this.outGen.length = 0;
+        this.outFree.length = 0;
+        this.outCount = 0;
         this.deferred.length = 0;
-        this.serving.clear();
+        this.serving.length = 0;
       });
       this.h = 0;
     }
@@ -706,7 +858,7 @@ export class Endpoint {
       pending: this.h ? X._weft_pending(this.h) : 0,
       inFlight: this.h ? X._weft_in_flight(this.h) : 0,
       calls: this.live,
-      payloads: this.outs.size,
+      payloads: this.outCount,
       heap: heapUsed(),
     };
   }

@@ -3,18 +3,24 @@
 // JS talks to a `Host` (a weft::Peer, or a weft::Connection for the text path)
 // through a handful of numeric exports; the core talks back through the EM_JS
 // imports below. Strings travel through one reusable input buffer (JS writes
-// UTF-8 into it) and one reusable output buffer per host (the core's envelope
-// text); nothing else crosses the boundary.
+// UTF-8 into it); numbers through small fixed arrays of doubles.
 //
 // Two paths:
-//  * object path (the JS API): JS hands the core the *envelope* of each
-//    message as compact JSON text. Payloads the protocol does not inspect
-//    (params, result, error.data) stay in JS; in their place the envelope
-//    carries a marker {"":N} — or [{"":N}] for array params — that keeps the
-//    JSON type the core validates. The core answers with envelope text that
-//    still holds the markers; JS re-attaches the payloads by N. Methods that
-//    declare a ParamSpec (and $/… methods) get their params inline instead,
-//    because the core must check their shape.
+//  * object path (the JS API). Payloads the protocol does not inspect
+//    (params, result, error.data) stay in JS, numbered; the core holds a
+//    *marker* in their place that keeps the JSON type it validates (see
+//    "Markers" below). Methods that declare a ParamSpec (and $/… methods) get
+//    their params as JSON text instead, because the core must check them.
+//      - in: JS describes each message's members in a descriptor (g_desc:
+//        presence and JSON type of method/params/result/error/id, strings in
+//        the input buffer) and the glue builds the weft::Document from it;
+//        Peer::receive → classify() validates it as if it had been parsed.
+//        Shapes the descriptor does not cover (batches, non-objects, odd
+//        member types, inline params) arrive as envelope JSON text, with
+//        markers written as {"":N} / [{"":N}], and go through the JSON codec.
+//      - out: the send callback writes one record of doubles per message
+//        (kind, id, method or error code/message, payload slot or JSON text)
+//        and JS builds the plain objects from them.
 //  * text path (the shared vectors): a Connection with NDJSON framing and the
 //    JSON codec, exactly like the native runner, so both emit the same bytes.
 //
@@ -39,8 +45,12 @@ using namespace weft;
 // --- calls into JS (the loader installs Module.weft before any export runs) ---
 // clang-format off
 EM_JS(void, js_emit, (int h, const char* p, size_t n), { Module.weft.emit(h, p, n); });
+EM_JS(void, js_send, (int h, const double* recs, int count, int batch, const char* text),
+      { Module.weft.send(h, recs, count, batch, text); });
 EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
       { Module.weft.settle(h, token, slot, p, n); });
+EM_JS(void, js_fail, (int h, int token, int code, const char* m, size_t mn, double slot, const char* p, size_t n),
+      { Module.weft.fail(h, token, code, m, mn, slot, p, n); });
 EM_JS(double, js_dispatch, (int h, int fn, int token, double slot, const char* p, size_t n),
       { return Module.weft.dispatch(h, fn, token, slot, p, n); });
 EM_JS(void, js_cancelled, (int h, int token), { Module.weft.cancelled(h, token); });
@@ -49,27 +59,100 @@ EM_JS(void, js_diag, (int h, int kind, const char* p, size_t n), { Module.weft.d
 
 namespace {
 
-// Marker values: a payload left in JS, by number.
-constexpr double kNoSlot = -1;    // params absent
+constexpr double kNoSlot = -1;    // no payload (params absent)
 constexpr double kTextSlot = -2;  // the value is JSON text, passed alongside
 
-json marker(double n) {
-  json j = json::object();
-  j[""] = static_cast<std::int64_t>(n);
+// --- Markers: a payload left in JS, by number N -----------------------------
+// The core keeps a marker where the payload would be. It must have the JSON
+// type the core checks, cost little (each is built, and copied once by
+// classify()), and never be mistaken for a value the core produced itself
+// ($/cancelRequest's {"id":…}, ParamSpec-normalised params, inline params):
+//  * result, error.data (opaque to the core, any type will do): binary data
+//    with no bytes and subtype N. Nothing in the object path creates binary
+//    values (the JSON codec cannot); one allocation.
+//  * object params: {"\xFF": N}. "\xFF" is not UTF-8: the JSON codec rejects
+//    it and JS's UTF-8 encoder never writes it, so no real key is "\xFF".
+//  * array params: [<discarded>, N]. A discarded value never comes out of a
+//    successful parse. Two allocations each (map + node, vector + buffer).
+// (Before: {"":N} and [{"":N}] for all of them: forgeable by params {"":3}.)
+// Envelope text (the fallback for unusual shapes, see weft_receive) still
+// writes {"":N} / [{"":N}]; adopt_markers() turns those into the above at
+// the positions JS says hold payloads.
+json value_marker(double n) {
+  return json::binary(json::binary_t::container_type{}, static_cast<std::uint64_t>(n));
+}
+json object_marker(double n) {
+  json j(json::value_t::object);
+  j.get_ref<json::object_t&>().emplace(std::string(1, '\xFF'), static_cast<std::uint64_t>(n));
+  return j;
+}
+json array_marker(double n) {
+  json j(json::value_t::array);
+  auto& a = j.get_ref<json::array_t&>();
+  a.reserve(2);
+  a.emplace_back(json::value_t::discarded);
+  a.emplace_back(static_cast<std::uint64_t>(n));
   return j;
 }
 
-// N if `v` is {"":N} or [{"":N}]; -2 otherwise.
+// N if `v` is one of the markers above; kTextSlot otherwise.
 double marker_of(const json& v) {
+  switch (v.type()) {
+    case json::value_t::binary: {
+      const auto& b = v.get_ref<const json::binary_t&>();
+      if (b.empty() && b.has_subtype()) return static_cast<double>(b.subtype());
+      break;
+    }
+    case json::value_t::object: {
+      const auto& o = v.get_ref<const json::object_t&>();
+      if (o.size() != 1) break;
+      const auto& [k, n] = *o.begin();
+      if (k.size() == 1 && k[0] == '\xFF' && n.is_number_unsigned())
+        return static_cast<double>(n.get<std::uint64_t>());
+      break;
+    }
+    case json::value_t::array: {
+      const auto& a = v.get_ref<const json::array_t&>();
+      if (a.size() == 2 && a[0].is_discarded() && a[1].is_number_unsigned())
+        return static_cast<double>(a[1].get<std::uint64_t>());
+      break;
+    }
+    default: break;
+  }
+  return kTextSlot;
+}
+
+// N if `v` is {"":N} or [{"":N}] (envelope text as JS writes it); else -1.
+double text_marker(const json& v) {
   const json* o = &v;
   if (v.is_array()) {
-    if (v.size() != 1) return kTextSlot;
+    if (v.size() != 1) return -1;
     o = &v[0];
   }
-  if (!o->is_object() || o->size() != 1) return kTextSlot;
+  if (!o->is_object() || o->size() != 1) return -1;
   auto it = o->find("");
-  if (it == o->end() || !it->is_number_integer()) return kTextSlot;
+  if (it == o->end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) return -1;
   return static_cast<double>(it->get<std::int64_t>());
+}
+
+// Bits of the per-message mask JS sends with envelope text: which members
+// hold payload markers (anything else is a real value, even if it looks like one).
+constexpr unsigned kParamsSlot = 1, kResultSlot = 2, kDataSlot = 4;
+
+void adopt_markers(json& m, unsigned bits) {
+  if (!bits || !m.is_object()) return;
+  auto& o = m.get_ref<json::object_t&>();
+  if (bits & kParamsSlot)
+    if (auto it = o.find("params"); it != o.end())
+      if (double n = text_marker(it->second); n >= 0)
+        it->second = it->second.is_array() ? array_marker(n) : object_marker(n);
+  if (bits & kResultSlot)
+    if (auto it = o.find("result"); it != o.end())
+      if (double n = text_marker(it->second); n >= 0) it->second = value_marker(n);
+  if (bits & kDataSlot)
+    if (auto e = o.find("error"); e != o.end() && e->second.is_object())
+      if (auto it = e->second.find("data"); it != e->second.end())
+        if (double n = text_marker(*it); n >= 0) *it = value_marker(n);
 }
 
 void dump_to(const json& v, std::string& out) {
@@ -85,7 +168,6 @@ struct Host {
   Peer* peer = nullptr;
   std::vector<Reply> replies;  // async answers, by token
   std::vector<int> free_replies;
-  std::string out;  // envelope text for js_emit (reused)
   std::string tmp;  // params/results text for JS (reused)
 
   int store(Reply&& r) {
@@ -121,6 +203,7 @@ std::vector<char> g_in;                      // JS → core text, reused
 std::string g_err;                           // last failed call's error object
 std::vector<double> g_ids;                   // ids of the last batch
 double g_status[4];                          // [0] next deadline or -1, [1] error length
+double g_desc[16];                           // one incoming message, described (weft_receive_obj)
 
 Host* host(int h) {
   if (h <= 0 || h > static_cast<int>(g_hosts.size())) return nullptr;
@@ -152,8 +235,8 @@ CallOptions call_options(double t) {
 bool read_params(int kind, double arg, std::size_t at, std::optional<json>& out) {
   switch (kind) {
     case 0: return true;
-    case 1: out = marker(arg); return true;
-    case 2: out = json::array({marker(arg)}); return true;
+    case 1: out = object_marker(arg); return true;
+    case 2: out = array_marker(arg); return true;
     case 3: {
       auto n = static_cast<std::size_t>(arg);
       json v = json::parse(g_in.data() + at, g_in.data() + at + n, nullptr, false);
@@ -165,6 +248,91 @@ bool read_params(int kind, double arg, std::size_t at, std::optional<json>& out)
   return false;
 }
 
+// --- Outgoing messages as records (object path) ----------------------------
+// js_send gets `count` records of kRec doubles; JS builds the plain objects.
+//   kKind    0 request, 1 notification, 2 result response, 3 error response
+//   kIdKind  0 null, 1 number (kIdA: value), 2 string, 3 non-integer number
+//            (2, 3: kIdA pointer, kIdB byte length of the string / lexeme)
+//   kStr*    method (0, 1) or error message (3): pointer, byte length
+//   kCode    error code (3)
+//   kPay     params (0, 1), result (2), error.data (3): -1 absent, N >= 0 the
+//            payload marker N, -2 JSON text at `text` + kTextP, kTextN bytes
+//            (values the core produced: $/cancelRequest's params, …)
+// Pointers stay valid during js_send only; JS reads every record before it
+// hands anything to the transport (which may re-enter the core).
+enum : int { kKind, kIdKind, kIdA, kIdB, kStrP, kStrN, kCode, kPay, kTextP, kTextN, kRec };
+std::vector<double> g_rec;
+std::string g_text;
+
+double ptr(const char* p) { return static_cast<double>(reinterpret_cast<std::uintptr_t>(p)); }
+
+void record_id(double* r, const Id& id) {
+  switch (id.kind()) {
+    case Id::Kind::Null: r[kIdKind] = 0; break;
+    case Id::Kind::Int: r[kIdKind] = 1; r[kIdA] = static_cast<double>(id.as_int()); break;
+    case Id::Kind::Uint: r[kIdKind] = 1; r[kIdA] = static_cast<double>(id.as_uint()); break;
+    case Id::Kind::String:
+    case Id::Kind::Number:
+      r[kIdKind] = id.kind() == Id::Kind::String ? 2 : 3;
+      r[kIdA] = ptr(id.text().data());
+      r[kIdB] = static_cast<double>(id.text().size());
+      break;
+  }
+}
+
+void record_payload(double* r, const json* v) {
+  if (!v) {
+    r[kPay] = kNoSlot;
+    return;
+  }
+  double n = marker_of(*v);
+  if (n >= 0) {
+    r[kPay] = n;
+    return;
+  }
+  const std::size_t at = g_text.size();
+  g_text += v->dump(-1, ' ', false, json::error_handler_t::replace);
+  r[kPay] = kTextSlot;
+  r[kTextP] = static_cast<double>(at);
+  r[kTextN] = static_cast<double>(g_text.size() - at);
+}
+
+void send_records(int h, const Outgoing& o) {
+  const std::size_t n = o.messages.size();
+  if (g_rec.size() < n * kRec) g_rec.resize(n * kRec);
+  g_text.clear();
+  double* r = g_rec.data();
+  for (const Message& m : o.messages) {
+    if (const auto* q = std::get_if<Request>(&m)) {
+      r[kKind] = 0;
+      record_id(r, q->id);
+      r[kStrP] = ptr(q->method.data());
+      r[kStrN] = static_cast<double>(q->method.size());
+      record_payload(r, q->params ? &*q->params : nullptr);
+    } else if (const auto* t = std::get_if<Notification>(&m)) {
+      r[kKind] = 1;
+      r[kStrP] = ptr(t->method.data());
+      r[kStrN] = static_cast<double>(t->method.size());
+      record_payload(r, t->params ? &*t->params : nullptr);
+    } else {
+      const auto& resp = std::get<Response>(m);
+      record_id(r, resp.id);
+      if (const auto* e = std::get_if<Error>(&resp.outcome)) {
+        r[kKind] = 3;
+        r[kCode] = e->code;
+        r[kStrP] = ptr(e->message.data());
+        r[kStrN] = static_cast<double>(e->message.size());
+        record_payload(r, e->data ? &*e->data : nullptr);
+      } else {
+        r[kKind] = 2;
+        record_payload(r, &std::get<json>(resp.outcome));
+      }
+    }
+    r += kRec;
+  }
+  js_send(h, g_rec.data(), static_cast<int>(n), o.batch ? 1 : 0, g_text.data());
+}
+
 CallCallback settle_to(Host* x, int token) {
   const int h = x->handle;
   return [h, token](Result<json> r) {
@@ -173,10 +341,15 @@ CallCallback settle_to(Host* x, int token) {
     if (r.ok()) {
       double slot = x->payload(r.value());
       js_settle(h, token, slot, x->tmp.data(), slot == kTextSlot ? x->tmp.size() : 0);
-    } else {
+    } else if (x->text) {
       std::string e;
       dump_to(r.error().to_json(), e);
       js_settle(h, token, -3, e.data(), e.size());
+    } else {
+      const Error& e = r.error();
+      double slot = e.data ? x->payload(*e.data) : kNoSlot;
+      js_fail(h, token, e.code, e.message.data(), e.message.size(), slot, x->tmp.data(),
+              slot == kTextSlot ? x->tmp.size() : 0);
     }
   };
 }
@@ -261,12 +434,7 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int mode, double default_timeout, double ma
     PeerOptions o;
     o.limits = limits;
     o.default_timeout = to_timeout(default_timeout);
-    Host* raw = x.get();
-    o.send = [raw](Outgoing&& m) {
-      raw->out.clear();
-      write_json(m, raw->out);
-      js_emit(raw->handle, raw->out.data(), raw->out.size());
-    };
+    o.send = [h](Outgoing&& m) { send_records(h, m); };
     o.diagnostic = diag;
     x->own = std::make_unique<Peer>(std::move(o));
     x->peer = x->own.get();
@@ -332,7 +500,7 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
         x = host(h);
         if (!x || !x->has(token)) return;
         if (r >= 0) {
-          x->take(token).ok(x->text ? json(r) : marker(r));
+          x->take(token).ok(x->text ? json(r) : value_marker(r));
         } else if (r == -1) {
           x->replies[token].on_cancel([h, token] { js_cancelled(h, token); });
         }
@@ -353,7 +521,7 @@ EMSCRIPTEN_KEEPALIVE void weft_reply(int h, int token, int kind, double arg) {
   if (!x || !x->has(token)) return;
   Reply r = x->take(token);
   if (kind == 0) {
-    r.ok(marker(arg));
+    r.ok(value_marker(arg));
     return;
   }
   auto n = static_cast<std::size_t>(arg);
@@ -376,9 +544,24 @@ EMSCRIPTEN_KEEPALIVE void weft_reply(int h, int token, int kind, double arg) {
   r.error(std::move(e));
 }
 
-// One decoded-by-JS envelope (object path) or one frame of text (text path),
-// `n` bytes in the input buffer. Returns the next deadline (-1: none).
-EMSCRIPTEN_KEEPALIVE double weft_receive(int h, std::size_t n, double now) {
+// Answers request `token` with an error: `code`, the message in the input
+// buffer [0, mlen), data the payload N (or none when slot < 0).
+EMSCRIPTEN_KEEPALIVE void weft_reply_error(int h, int token, int code, std::size_t mlen, double slot) {
+  Host* x = host(h);
+  if (!x || !x->has(token)) return;
+  Reply r = x->take(token);
+  Error e(code, std::string(g_in.data(), mlen));
+  if (slot >= 0) e.data = value_marker(slot);
+  r.error(std::move(e));
+}
+
+// One frame of text (text path), or one incoming message or batch as envelope
+// JSON text (object path: the shapes weft_receive_obj does not cover), `n`
+// bytes in the input buffer. Object path: `count` mask bytes at `mask_at`
+// (one per top-level message) say which members hold payload markers
+// (kParamsSlot, …). Returns the next deadline (-1: none).
+EMSCRIPTEN_KEEPALIVE double weft_receive(int h, std::size_t n, double now, std::size_t mask_at,
+                                         std::size_t count) {
   Host* x = host(h);
   if (!x) return -1;
   if (x->conn) {
@@ -387,15 +570,76 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, std::size_t n, double now) {
   } else {
     static const auto codec = make_codec(CodecKind::Json);
     auto doc = codec->decode(std::string_view(g_in.data(), n));
-    if (doc.ok())
+    if (doc.ok()) {
+      json& v = doc->value;
+      const auto* mask = reinterpret_cast<const unsigned char*>(g_in.data() + mask_at);
+      if (!v.is_array()) {
+        if (count) adopt_markers(v, mask[0]);
+      } else {
+        for (std::size_t i = 0; i < v.size() && i < count; ++i) adopt_markers(v[i], mask[i]);
+      }
       x->peer->receive(*doc, to_ms(now));
-    else
+    } else {
       x->peer->receive_error(doc.error());
+    }
   }
   if (!(x = host(h))) return -1;
   note_deadline(x);
   return g_status[0];
 }
+
+// One incoming message (object path), described by JS in weft_desc() with its
+// strings in the input buffer; the glue builds the Document the envelope text
+// would have decoded to, and classify() judges it as usual. JS only describes
+// messages whose "jsonrpc" is "2.0" and whose members have the usual types:
+//   [0] method: -1 absent, else byte length (at offset [1])
+//   [2] params: 0 absent, 1 object payload, 2 array payload ([3]: N)
+//   [5] result: -1 absent, else payload N
+//   [6] error: -1 absent, else the message's byte length (at offset [8]);
+//       [7] code (an integer), [9] data: -1 absent, else payload N
+//   [10] id: 0 absent, 1 null, 2 integer ([11]), 3 string ([11] byte length
+//        at offset [12]), 4 other number ([11] value, its JS text — the lexeme
+//        the JSON codec would have kept — [12] bytes at offset [13])
+EMSCRIPTEN_KEEPALIVE double weft_receive_obj(int h, double now) {
+  Host* x = host(h);
+  if (!x || x->conn) return -1;
+  const double* d = g_desc;
+  const char* in = g_in.data();
+  auto text = [in](double len, double at) {
+    return std::string(in + static_cast<std::size_t>(at), static_cast<std::size_t>(len));
+  };
+  Document doc;
+  doc.value = json(json::value_t::object);
+  auto& o = doc.value.get_ref<json::object_t&>();
+  o.emplace("jsonrpc", "2.0");
+  if (d[0] >= 0) o.emplace("method", text(d[0], d[1]));
+  if (d[2] == 1) o.emplace("params", object_marker(d[3]));
+  else if (d[2] == 2) o.emplace("params", array_marker(d[3]));
+  if (d[5] >= 0) o.emplace("result", value_marker(d[5]));
+  if (d[6] >= 0) {
+    json e(json::value_t::object);
+    auto& eo = e.get_ref<json::object_t&>();
+    eo.emplace("code", static_cast<std::int64_t>(d[7]));
+    eo.emplace("message", text(d[6], d[8]));
+    if (d[9] >= 0) eo.emplace("data", value_marker(d[9]));
+    o.emplace("error", std::move(e));
+  }
+  switch (static_cast<int>(d[10])) {
+    case 1: o.emplace("id", nullptr); break;
+    case 2: o.emplace("id", static_cast<std::int64_t>(d[11])); break;
+    case 3: o.emplace("id", text(d[11], d[12])); break;
+    case 4:
+      o.emplace("id", d[11]);
+      doc.id_lexemes.push_back(IdLexeme{-1, text(d[12], d[13])});
+      break;
+    default: break;
+  }
+  x->peer->receive(doc, to_ms(now));
+  if (!(x = host(h))) return -1;
+  note_deadline(x);
+  return g_status[0];
+}
+EMSCRIPTEN_KEEPALIVE double* weft_desc() { return g_desc; }
 
 // An outgoing request: method = input buffer [0, mlen), params per
 // read_params (text right after the method). Returns the id (> 0), or 0 with
@@ -451,8 +695,8 @@ EMSCRIPTEN_KEEPALIVE int weft_batch(int h, std::size_t n, double timeout, double
       BatchEntry b;
       b.method = e[0].get<std::string>();
       switch (e[1].get<int>()) {
-        case 1: b.params = marker(e[2].get<double>()); break;
-        case 2: b.params = json::array({marker(e[2].get<double>())}); break;
+        case 1: b.params = object_marker(e[2].get<double>()); break;
+        case 2: b.params = array_marker(e[2].get<double>()); break;
         case 3: b.params = std::move(e[2]); break;
         default: break;
       }

@@ -1,0 +1,92 @@
+// The object path between js/core.js and the core (wasm/weft_wasm.cpp):
+// messages described member by member instead of as envelope text, records
+// instead of text on the way out, payload markers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Peer, JSONRPCClient, RPCError, ErrorCode, portTransport, ready } from '../../js/index.js';
+
+const T = { timeout: 15000 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A server Peer on port2; raw messages in and out on port1.
+function rawServer(opts) {
+  const { port1, port2 } = new MessageChannel();
+  const server = new Peer(portTransport(port2), opts);
+  const got = [];
+  port1.addEventListener('message', (ev) => got.push(ev.data));
+  port1.start();
+  return { server, got, send: (m) => port1.postMessage(m), done: () => { server.destroy(); port1.close(); } };
+}
+
+test('ids of every JSON kind come back as sent (numbers as JSON text would carry them)', T, async () => {
+  await ready;
+  const { server, got, send, done } = rawServer();
+  try {
+    server.method('echo', (p) => p);
+    const ids = [1, -1, 0, 2 ** 53 - 1, 2 ** 53 + 2, 2 ** 60, 2 ** 64, 2 ** 80, 1e21, 1.5, -2.25, 1e-7, 'str', '', 'é ✓ 😀', 'x'.repeat(300), null];
+    for (const id of ids) send({ jsonrpc: '2.0', method: 'echo', params: [id], id });
+    await sleep(50);
+    assert.equal(got.length, ids.length);
+    for (let i = 0; i < ids.length; i++) assert.deepEqual(got[i], { jsonrpc: '2.0', result: [ids[i]], id: ids[i] });
+    assert.deepEqual(Object.keys(got[0]), ['jsonrpc', 'result', 'id']);
+    // Not JSON ids: NaN and Infinity are answered as an invalid id (null), as before.
+    send({ jsonrpc: '2.0', method: 'echo', id: Infinity });
+    await sleep(20);
+    assert.equal(got.at(-1).id, null);
+    assert.equal(got.at(-1).error.code, ErrorCode.InvalidRequest);
+  } finally { done(); }
+});
+
+test('responses: results and error members keep their types; malformed ones are reported', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const diags = [];
+  const client = new JSONRPCClient(portTransport(port1), { onDiagnostic: (k, m) => diags.push([k, m]) });
+  const requests = [];
+  port2.addEventListener('message', (ev) => requests.push(ev.data));
+  port2.start();
+  try {
+    const a = client.request('a', { x: 1 });
+    const b = client.request('b');
+    const c = client.request('c', [1]);
+    await sleep(20);
+    assert.deepEqual(requests[0], { jsonrpc: '2.0', method: 'a', params: { x: 1 }, id: 1 });
+    assert.deepEqual(Object.keys(requests[0]), ['jsonrpc', 'method', 'params', 'id']);
+    assert.deepEqual(requests[1], { jsonrpc: '2.0', method: 'b', id: 2 });
+    port2.postMessage({ jsonrpc: '2.0', error: { code: 1.5, message: 'm' }, id: 1 });  // not an integer code
+    port2.postMessage({ jsonrpc: '2.0', error: { code: 7, message: 'no', data: { '': 0 } }, id: 1 });
+    port2.postMessage({ jsonrpc: '2.0', result: { '': 0 }, id: 2 });
+    port2.postMessage({ jsonrpc: '2.0', result: undefined, id: 3 });
+    await assert.rejects(a, (e) => e instanceof RPCError && e.code === 7 && e.message === 'no' && e.data[''] === 0);
+    assert.deepEqual(await b, { '': 0 });
+    assert.equal(await c, undefined);  // structured clone keeps `result: undefined`
+    assert.ok(diags.some(([k, m]) => k === 'InvalidResponse' && /code/.test(m)));
+    assert.equal(client.stats().payloads, 0);
+  } finally { client.destroy(); port2.close(); }
+});
+
+test('params that look like payload markers are data ($/ methods and declared params)', T, async () => {
+  const { server, got, send, done } = rawServer();
+  try {
+    const seen = [];
+    server.method('$/look', (p) => { seen.push(p); return p; });
+    server.method('spec', (p) => { seen.push(p); return p; }, { params: [{ name: '' }] });
+    send({ jsonrpc: '2.0', method: '$/look', params: { '': 0 }, id: 1 });
+    send({ jsonrpc: '2.0', method: '$/look', params: [{ '': 0 }], id: 2 });
+    send({ jsonrpc: '2.0', method: 'spec', params: [0], id: 3 });
+    await sleep(50);
+    assert.deepEqual(seen, [{ '': 0 }, [{ '': 0 }], { '': 0 }]);
+    assert.deepEqual(got.map((m) => m.result), [{ '': 0 }, [{ '': 0 }], { '': 0 }]);
+  } finally { done(); }
+});
+
+test('a lone surrogate in a method name is judged as JSON text would be (-32700)', T, async () => {
+  const { server, got, send, done } = rawServer();
+  try {
+    server.method('echo', (p) => p);
+    send({ jsonrpc: '2.0', method: 'bad\uD800', id: 1 });
+    await sleep(20);
+    assert.equal(got.length, 1);
+    assert.equal(got[0].id, null);
+    assert.equal(got[0].error.code, ErrorCode.ParseError);
+  } finally { done(); }
+});
