@@ -360,6 +360,8 @@ export class Endpoint {
       transport.onMessage((data) => this._onMessage(data));
       if (typeof transport.onClose === 'function')
         transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
+      if (typeof transport.onSendError === 'function')
+        transport.onSendError((m, e) => this._sendFailedLater(m, e));
     }
     if (X) this._init();
     else if (loadError) this._fail(loadError);
@@ -525,6 +527,24 @@ export class Endpoint {
       this.transport.send({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: ' + (e?.message ?? e) }, id: o.id });
     } catch { /* nothing more to do */ }
   }
+  // transport.onSendError: a message the transport accepted could not be
+  // posted after all. As _sendFailed, after the fact: a request's call is
+  // cancelled locally (it rejects with the send error), a result is replaced
+  // by -32603.
+  _sendFailedLater(o, e) {
+    this._diag('SendFailed', 'transport.send failed: ' + (e?.message ?? e));
+    if (Array.isArray(o) || o === null || typeof o !== 'object') return;
+    if ('method' in o && o.id !== undefined) {
+      if (!this.h) return;
+      const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === o.id);
+      if (!rec) return;
+      rec.sendError = e;
+      X._weft_cancel(this.h, rec.id);
+    } else if (!('method' in o) && o.id !== undefined && !o.error) {
+      this._resultFailed(o, e);
+    }
+  }
+
   request(method, params, options) {
     const signal = options?.signal;
     const timeout = options?.timeout;

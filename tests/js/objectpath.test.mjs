@@ -1,9 +1,9 @@
 // The object path between js/core.js and the core (wasm/weft_wasm.cpp):
 // messages described member by member instead of as envelope text, records
-// instead of text on the way out, payload markers.
+// instead of text on the way out, payload markers, and transport.onSendError.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Peer, JSONRPCClient, RPCError, ErrorCode, portTransport, ready } from '../../js/index.js';
+import { Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready } from '../../js/index.js';
 
 const T = { timeout: 15000 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -89,4 +89,73 @@ test('a lone surrogate in a method name is judged as JSON text would be (-32700)
     assert.equal(got[0].id, null);
     assert.equal(got[0].error.code, ErrorCode.ParseError);
   } finally { done(); }
+});
+
+// A transport that records sends and lets the test report a deferred failure.
+function failingTransport() {
+  const t = {
+    sent: [], handler: null, failed: null,
+    send(m) { t.sent.push(m); },
+    onMessage(h) { t.handler = h; },
+    onSendError(fn) { t.failed = fn; },
+    destroy() {},
+  };
+  return t;
+}
+
+test('transport.onSendError: a request that could not be posted rejects with the send error', T, async () => {
+  await ready;
+  const t = failingTransport();
+  const diags = [];
+  const client = new JSONRPCClient(t, { onDiagnostic: (k) => diags.push(k) });
+  try {
+    assert.equal(typeof t.failed, 'function');
+    const other = client.request('other', []);
+    const p = client.request('m', { big: 1 });
+    const boom = new Error('boom');
+    t.failed(t.sent[1], boom);
+    await assert.rejects(p, (e) => e instanceof RPCError && e.code === ErrorCode.Closed && e.message === 'Transport send failed: boom' && e.cause === boom);
+    assert.ok(diags.includes('SendFailed'));
+    // The other side hears that the call was given up; the other call is untouched.
+    assert.deepEqual(t.sent.at(-1), { jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 2 } });
+    t.handler({ jsonrpc: '2.0', result: 'fine', id: 1 });
+    assert.equal(await other, 'fine');
+    // A failure reported for a call that has settled meanwhile changes nothing.
+    t.failed(t.sent[0], boom);
+    assert.equal(client.stats().calls, 0);
+  } finally { client.destroy(); }
+});
+
+test('transport.onSendError: a result that could not be posted is replaced by -32603', T, async () => {
+  await ready;
+  const t = failingTransport();
+  const diags = [];
+  const server = new JSONRPCServer(t, { onDiagnostic: (k) => diags.push(k) });
+  try {
+    server.method('give', () => 'value');
+    t.handler({ jsonrpc: '2.0', method: 'give', id: 'a' });
+    assert.deepEqual(t.sent, [{ jsonrpc: '2.0', result: 'value', id: 'a' }]);
+    t.failed(t.sent[0], new Error('nope'));
+    assert.deepEqual(t.sent[1], { jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: nope' }, id: 'a' });
+    // An error response or a notification: only the diagnostic.
+    t.failed(t.sent[1], new Error('again'));
+    t.failed({ jsonrpc: '2.0', method: 'note' }, new Error('again'));
+    assert.equal(t.sent.length, 2);
+    assert.equal(diags.filter((k) => k === 'SendFailed').length, 3);
+  } finally { server.destroy(); }
+});
+
+test('a packing transport that cannot clone a request fails that call only', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1, { pack: true }), { onDiagnostic: () => {} });
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('add', ([a, b]) => a + b);
+  try {
+    const bad = client.request('add', [1, () => {}]);
+    const good = client.request('add', [1, 2]);
+    await assert.rejects(bad, (e) => e.code === ErrorCode.Closed && /Transport send failed/.test(e.message));
+    assert.equal(await good, 3);
+    assert.equal(client.stats().pending, 0);
+    assert.equal(client.stats().payloads, 0);
+  } finally { client.destroy(); server.destroy(); }
 });
