@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/demo.h"
@@ -246,6 +247,68 @@ bool read_params(int kind, double arg, std::size_t at, std::optional<json>& out)
     }
   }
   return false;
+}
+
+// --- The Document of weft_receive_obj, reused ------------------------------
+// Building a fresh json object per message (map, one node per member, member
+// strings) showed in the profile of small calls; classify() moves method,
+// params and payloads out but leaves the object, so the next message reuses
+// its nodes and strings. Members a message lacks are extracted into a node
+// pool. Taken while in use: a receive nested in a handler builds its own.
+Document g_spare;
+bool g_have_spare = false;
+std::vector<json::object_t::node_type> g_nodes;
+
+Document take_spare() {
+  Document doc;
+  if (g_have_spare) {
+    doc = std::move(g_spare);
+    g_have_spare = false;
+  }
+  if (!doc.value.is_object()) doc.value = json(json::value_t::object);
+  doc.id_lexemes.clear();
+  return doc;
+}
+
+// After receive: keep the object, but nothing big (a long id string, …).
+void keep_spare(Document&& doc) {
+  if (!doc.value.is_object() || g_have_spare) return;
+  for (auto& [k, v] : doc.value.get_ref<json::object_t&>()) {
+    if (v.is_string()) {
+      if (v.get_ref<const std::string&>().capacity() > 64) v = std::string();
+    } else if (!v.is_object()) {
+      v = nullptr;  // the error member stays an object; its own strings are small or moved out
+    }
+  }
+  g_spare = std::move(doc);
+  g_have_spare = true;
+}
+
+// The member `key` of `o` when `want`, created if missing; else removes it.
+json* member(json::object_t& o, std::string_view key, bool want) {
+  auto it = o.find(key);
+  if (!want) {
+    if (it != o.end() && g_nodes.size() < 16) {
+      g_nodes.push_back(o.extract(it));
+      g_nodes.back().mapped() = nullptr;
+    } else if (it != o.end()) {
+      o.erase(it);
+    }
+    return nullptr;
+  }
+  if (it != o.end()) return &it->second;
+  if (!g_nodes.empty()) {
+    auto node = std::move(g_nodes.back());
+    g_nodes.pop_back();
+    node.key().assign(key.data(), key.size());
+    return &o.insert(std::move(node)).position->second;
+  }
+  return &o.emplace(std::string(key), nullptr).first->second;
+}
+
+void set_string(json& j, const char* p, std::size_t n) {
+  if (j.is_string()) j.get_ref<std::string&>().assign(p, n);
+  else j = std::string(p, n);
 }
 
 // --- Outgoing messages as records (object path) ----------------------------
@@ -578,7 +641,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, std::size_t n, double now, std::
       } else {
         for (std::size_t i = 0; i < v.size() && i < count; ++i) adopt_markers(v[i], mask[i]);
       }
-      x->peer->receive(*doc, to_ms(now));
+      x->peer->receive(std::move(*doc), to_ms(now));
     } else {
       x->peer->receive_error(doc.error());
     }
@@ -605,36 +668,38 @@ EMSCRIPTEN_KEEPALIVE double weft_receive_obj(int h, double now) {
   if (!x || x->conn) return -1;
   const double* d = g_desc;
   const char* in = g_in.data();
-  auto text = [in](double len, double at) {
-    return std::string(in + static_cast<std::size_t>(at), static_cast<std::size_t>(len));
-  };
-  Document doc;
-  doc.value = json(json::value_t::object);
+  auto at = [in](double offset) { return in + static_cast<std::size_t>(offset); };
+  auto len = [](double n) { return static_cast<std::size_t>(n); };
+  Document doc = take_spare();
   auto& o = doc.value.get_ref<json::object_t&>();
-  o.emplace("jsonrpc", "2.0");
-  if (d[0] >= 0) o.emplace("method", text(d[0], d[1]));
-  if (d[2] == 1) o.emplace("params", object_marker(d[3]));
-  else if (d[2] == 2) o.emplace("params", array_marker(d[3]));
-  if (d[5] >= 0) o.emplace("result", value_marker(d[5]));
-  if (d[6] >= 0) {
-    json e(json::value_t::object);
-    auto& eo = e.get_ref<json::object_t&>();
-    eo.emplace("code", static_cast<std::int64_t>(d[7]));
-    eo.emplace("message", text(d[6], d[8]));
-    if (d[9] >= 0) eo.emplace("data", value_marker(d[9]));
-    o.emplace("error", std::move(e));
+  set_string(*member(o, "jsonrpc", true), "2.0", 3);
+  if (json* m = member(o, "method", d[0] >= 0)) set_string(*m, at(d[1]), len(d[0]));
+  if (json* p = member(o, "params", d[2] != 0)) {
+    if (d[2] == 1) *p = object_marker(d[3]);
+    else *p = array_marker(d[3]);
   }
-  switch (static_cast<int>(d[10])) {
-    case 1: o.emplace("id", nullptr); break;
-    case 2: o.emplace("id", static_cast<std::int64_t>(d[11])); break;
-    case 3: o.emplace("id", text(d[11], d[12])); break;
-    case 4:
-      o.emplace("id", d[11]);
-      doc.id_lexemes.push_back(IdLexeme{-1, text(d[12], d[13])});
-      break;
-    default: break;
+  if (json* r = member(o, "result", d[5] >= 0)) *r = value_marker(d[5]);
+  if (json* e = member(o, "error", d[6] >= 0)) {
+    if (!e->is_object()) *e = json(json::value_t::object);
+    auto& eo = e->get_ref<json::object_t&>();
+    *member(eo, "code", true) = static_cast<std::int64_t>(d[7]);
+    set_string(*member(eo, "message", true), at(d[8]), len(d[6]));
+    if (json* v = member(eo, "data", d[9] >= 0)) *v = value_marker(d[9]);
   }
-  x->peer->receive(doc, to_ms(now));
+  const int id = static_cast<int>(d[10]);
+  if (json* v = member(o, "id", id != 0)) {
+    switch (id) {
+      case 1: *v = nullptr; break;
+      case 2: *v = static_cast<std::int64_t>(d[11]); break;
+      case 3: set_string(*v, at(d[12]), len(d[11])); break;
+      default:
+        *v = d[11];
+        doc.id_lexemes.push_back(IdLexeme{-1, std::string(at(d[13]), len(d[12]))});
+        break;
+    }
+  }
+  x->peer->receive(std::move(doc), to_ms(now));
+  keep_spare(std::move(doc));
   if (!(x = host(h))) return -1;
   note_deadline(x);
   return g_status[0];
