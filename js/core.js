@@ -352,6 +352,7 @@ export class Endpoint {
     this.deferred = [];         // [number, generation] pairs
     this.timer = null;
     this.armedAt = -1;
+    this.idle = false;          // timer left running with nothing pending (unref'd)
     this.closedError = null;
     this.destroyed = false;
     this.queue = [];
@@ -434,7 +435,7 @@ export class Endpoint {
       for (let i = base; i < inTop; i++) inSlots[i] = undefined;
       inTop = base;
     }
-    if (this.live === 0) this._disarm();
+    if (this.live === 0) this._idle();
   }
 
   // Envelope JSON text, then one mask byte per message (weft_receive).
@@ -596,7 +597,7 @@ export class Endpoint {
       return;
     }
     rec.id = id;
-    this._arm(status(0));
+    this._arm(status(0), t);
     if (this.sendError) {
       rec.sendError = this.sendError;
       this.sendError = null;
@@ -615,7 +616,7 @@ export class Endpoint {
     this.calls[token] = undefined;
     this.freeCalls.push(token);
     rec.done = true;
-    if (--this.live === 0) this._disarm();
+    if (--this.live === 0) this._idle();
     if (rec.onAbort) rec.signal.removeEventListener('abort', rec.onAbort);
     return rec;
   }
@@ -694,7 +695,7 @@ export class Endpoint {
       }
       return;
     }
-    this._arm(status(0));
+    this._arm(status(0), t);
     const ids = X._weft_ids() >> 3;
     let k = 0;
     for (const it of items) {
@@ -813,23 +814,43 @@ export class Endpoint {
   }
 
   // -- time ---------------------------------------------------------------------
-  _arm(deadline) {
+  // One timer per endpoint, for the core's next deadline. A timer that fires
+  // no later than the deadline is kept rather than replaced (the core's
+  // advance() decides what is due and the timer is re-armed from its answer),
+  // and one left over when nothing is pending is unref'd (Node) instead of
+  // cleared: calls that come and go would otherwise set and clear a timer each.
+  _arm(deadline, t) {
     if (deadline < 0) return this._disarm();
-    if (deadline === this.armedAt) return;
-    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.timer !== null) {
+      if (this.armedAt <= deadline) {
+        if (this.idle) { this.idle = false; this.timer.ref?.(); }
+        return;
+      }
+      clearTimeout(this.timer);
+    }
+    this.idle = false;
     this.armedAt = deadline;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.armedAt = -1;
+      this.idle = false;
       if (!this.h) return;
-      const d = X._weft_advance(this.h, now());
-      if (this.live > 0) this._arm(d);
-    }, Math.max(0, Math.ceil(deadline - now())));
+      const t = now();
+      const d = X._weft_advance(this.h, t);
+      if (this.live > 0) this._arm(d, t);
+    }, Math.max(0, Math.ceil(deadline - (t ?? now()))));
+  }
+  _idle() {
+    if (this.timer === null || this.idle) return;
+    if (typeof this.timer.unref !== 'function') return this._disarm();
+    this.idle = true;
+    this.timer.unref();
   }
   _disarm() {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     this.armedAt = -1;
+    this.idle = false;
   }
 
   // -- lifetime -----------------------------------------------------------------
