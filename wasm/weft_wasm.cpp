@@ -35,7 +35,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "weft/demo.h"
@@ -252,58 +251,68 @@ bool read_params(int kind, double arg, std::size_t at, std::optional<json>& out)
 // --- The Document of weft_receive_obj, reused ------------------------------
 // Building a fresh json object per message (map, one node per member, member
 // strings) showed in the profile of small calls; classify() moves method,
-// params and payloads out but leaves the object, so the next message reuses
-// its nodes and strings. Members a message lacks are extracted into a node
-// pool. Taken while in use: a receive nested in a handler builds its own.
-Document g_spare;
-bool g_have_spare = false;
-std::vector<json::object_t::node_type> g_nodes;
+// params and payloads out but leaves the object and its keys. So the glue
+// keeps one Document per *shape* (which members are present) and refills it:
+// no allocation and no key lookups in the steady state. A spare is taken
+// while in use, so a receive nested in a handler builds its own.
+//
+// Members in the std::map's (sorted) key order; a shape is a set of them.
+constexpr const char* kMemberKeys[] = {"error", "id", "jsonrpc", "method", "params", "result"};
+enum Member : int { kError, kId, kJsonrpc, kMethod, kParams, kResult, kMembers };
+constexpr int kShapes = 1 << kMembers;
+Document g_spares[kShapes];
+bool g_have_spare[kShapes];
 
-Document take_spare() {
+// A Document whose top-level object has exactly the members of `shape`, in
+// `at` (indexed by Member; unset for absent members).
+Document take_spare(unsigned shape, json* at[kMembers]) {
   Document doc;
-  if (g_have_spare) {
-    doc = std::move(g_spare);
-    g_have_spare = false;
+  if (g_have_spare[shape]) {
+    doc = std::move(g_spares[shape]);
+    g_have_spare[shape] = false;
   }
-  if (!doc.value.is_object()) doc.value = json(json::value_t::object);
   doc.id_lexemes.clear();
+  if (doc.value.is_object()) {
+    auto& o = doc.value.get_ref<json::object_t&>();
+    auto it = o.begin();
+    bool same = o.size() == static_cast<std::size_t>(__builtin_popcount(shape));
+    for (int i = 0; same && i < kMembers; ++i) {
+      if (!(shape & (1u << i))) continue;
+      if (it->first != kMemberKeys[i]) same = false;
+      else at[i] = &(it++)->second;
+    }
+    if (same) return doc;
+  }
+  doc.value = json(json::value_t::object);
+  auto& o = doc.value.get_ref<json::object_t&>();
+  for (int i = 0; i < kMembers; ++i)
+    if (shape & (1u << i)) at[i] = &o.emplace_hint(o.end(), kMemberKeys[i], nullptr)->second;
   return doc;
 }
 
 // After receive: keep the object, but nothing big (a long id string, …).
-void keep_spare(Document&& doc) {
-  if (!doc.value.is_object() || g_have_spare) return;
+void keep_spare(unsigned shape, Document&& doc) {
+  if (!doc.value.is_object() || g_have_spare[shape]) return;
   for (auto& [k, v] : doc.value.get_ref<json::object_t&>()) {
     if (v.is_string()) {
       if (v.get_ref<const std::string&>().capacity() > 64) v = std::string();
     } else if (!v.is_object()) {
-      v = nullptr;  // the error member stays an object; its own strings are small or moved out
+      v = nullptr;  // "error" stays an object: its strings are small or moved out
     }
   }
-  g_spare = std::move(doc);
-  g_have_spare = true;
+  g_spares[shape] = std::move(doc);
+  g_have_spare[shape] = true;
 }
 
 // The member `key` of `o` when `want`, created if missing; else removes it.
-json* member(json::object_t& o, std::string_view key, bool want) {
+json* member(json::object_t& o, const char* key, bool want) {
   auto it = o.find(key);
   if (!want) {
-    if (it != o.end() && g_nodes.size() < 16) {
-      g_nodes.push_back(o.extract(it));
-      g_nodes.back().mapped() = nullptr;
-    } else if (it != o.end()) {
-      o.erase(it);
-    }
+    if (it != o.end()) o.erase(it);
     return nullptr;
   }
   if (it != o.end()) return &it->second;
-  if (!g_nodes.empty()) {
-    auto node = std::move(g_nodes.back());
-    g_nodes.pop_back();
-    node.key().assign(key.data(), key.size());
-    return &o.insert(std::move(node)).position->second;
-  }
-  return &o.emplace(std::string(key), nullptr).first->second;
+  return &o.emplace(key, nullptr).first->second;
 }
 
 void set_string(json& j, const char* p, std::size_t n) {
@@ -670,36 +679,37 @@ EMSCRIPTEN_KEEPALIVE double weft_receive_obj(int h, double now) {
   const char* in = g_in.data();
   auto at = [in](double offset) { return in + static_cast<std::size_t>(offset); };
   auto len = [](double n) { return static_cast<std::size_t>(n); };
-  Document doc = take_spare();
-  auto& o = doc.value.get_ref<json::object_t&>();
-  set_string(*member(o, "jsonrpc", true), "2.0", 3);
-  if (json* m = member(o, "method", d[0] >= 0)) set_string(*m, at(d[1]), len(d[0]));
-  if (json* p = member(o, "params", d[2] != 0)) {
-    if (d[2] == 1) *p = object_marker(d[3]);
-    else *p = array_marker(d[3]);
-  }
-  if (json* r = member(o, "result", d[5] >= 0)) *r = value_marker(d[5]);
-  if (json* e = member(o, "error", d[6] >= 0)) {
-    if (!e->is_object()) *e = json(json::value_t::object);
-    auto& eo = e->get_ref<json::object_t&>();
+  const int id = static_cast<int>(d[10]);
+  const unsigned shape = (d[6] >= 0 ? 1u << kError : 0) | (id != 0 ? 1u << kId : 0) | 1u << kJsonrpc |
+                         (d[0] >= 0 ? 1u << kMethod : 0) | (d[2] != 0 ? 1u << kParams : 0) |
+                         (d[5] >= 0 ? 1u << kResult : 0);
+  json* m[kMembers];
+  Document doc = take_spare(shape, m);
+  set_string(*m[kJsonrpc], "2.0", 3);
+  if (d[0] >= 0) set_string(*m[kMethod], at(d[1]), len(d[0]));
+  if (d[2] == 1) *m[kParams] = object_marker(d[3]);
+  else if (d[2] == 2) *m[kParams] = array_marker(d[3]);
+  if (d[5] >= 0) *m[kResult] = value_marker(d[5]);
+  if (d[6] >= 0) {
+    json& e = *m[kError];
+    if (!e.is_object()) e = json(json::value_t::object);
+    auto& eo = e.get_ref<json::object_t&>();
     *member(eo, "code", true) = static_cast<std::int64_t>(d[7]);
     set_string(*member(eo, "message", true), at(d[8]), len(d[6]));
     if (json* v = member(eo, "data", d[9] >= 0)) *v = value_marker(d[9]);
   }
-  const int id = static_cast<int>(d[10]);
-  if (json* v = member(o, "id", id != 0)) {
-    switch (id) {
-      case 1: *v = nullptr; break;
-      case 2: *v = static_cast<std::int64_t>(d[11]); break;
-      case 3: set_string(*v, at(d[12]), len(d[11])); break;
-      default:
-        *v = d[11];
-        doc.id_lexemes.push_back(IdLexeme{-1, std::string(at(d[13]), len(d[12]))});
-        break;
-    }
+  switch (id) {
+    case 0: break;
+    case 1: *m[kId] = nullptr; break;
+    case 2: *m[kId] = static_cast<std::int64_t>(d[11]); break;
+    case 3: set_string(*m[kId], at(d[12]), len(d[11])); break;
+    default:
+      *m[kId] = d[11];
+      doc.id_lexemes.push_back(IdLexeme{-1, std::string(at(d[13]), len(d[12]))});
+      break;
   }
   x->peer->receive(std::move(doc), to_ms(now));
-  keep_spare(std::move(doc));
+  keep_spare(shape, std::move(doc));
   if (!(x = host(h))) return -1;
   note_deadline(x);
   return g_status[0];
