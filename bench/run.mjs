@@ -36,15 +36,19 @@ if (!only || only === 'node') {
   heap = await runWeftHeap(cfg, log);
 }
 let nativeNotes = [];
+let browserHeap = null;
+const memoryNotes = [];
 if (!only || only === 'browser') {
   const b = await runBrowser(cfg, log);
   Object.assign(results, b.results);
   nativeNotes.push(...b.notes);
+  browserHeap = b.heap;
 }
 if (!only || only === 'native') {
   const n = await runNative(cfg, log);
   Object.assign(results, n.results);
   nativeNotes.push(...n.notes);
+  memoryNotes.push(...n.memory);
 }
 
 // ---- table ----
@@ -77,7 +81,7 @@ lines.push(`- latency: sequential round trips (${cfg.small.latencyCalls} small /
 lines.push(`- ratios: contender ÷ raw floor of the same transport, per repetition, then median (p50: lower is better; calls/s: higher is better)`);
 lines.push('');
 for (const kind of ['small', 'large']) {
-  lines.push(kind === 'small' ? '## small call: add({a:1,b:2}) → 3 (native rows: `sum [1,2]` → 3, the method `weft serve --demo` has)' : '## large call: echo of a 64 KiB string (`echo [s]` → `[s]` on the native rows)');
+  lines.push(kind === 'small' ? '## small call: add({a:1,b:2}) → 3 (every row; on the wire `{"method":"add","params":{"a":1,"b":2}}`)' : '## large call: echo of a 64 KiB string (`echo [s]` → `[s]` on the native rows)');
   lines.push('');
   lines.push('| transport | contender | p50 µs | p99 µs | calls/s | p50 ÷ floor | calls/s ÷ floor | calls/s ÷ best peer |');
   lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -96,10 +100,13 @@ for (const kind of ['small', 'large']) {
   }
   lines.push('');
 }
-if (heap) {
+const heapLine = (where, h) => `- weft wasm heap, ${where} (MessageChannel, ${h.calls.toLocaleString('en-US')} small calls in a row, 256 in flight, heapUsed() after a 10,000-call warm-up): ${h.before} B before, ${h.mid} B halfway, ${h.after} B after (second half: ${h.after === h.mid ? 'flat' : 'delta ' + (h.after - h.mid) + ' B'})`;
+if (heap || browserHeap || memoryNotes.length) {
   lines.push('## memory');
   lines.push('');
-  lines.push(`- weft wasm heap (MessageChannel, ${heap.calls.toLocaleString('en-US')} small calls in a row, 256 in flight): ${heap.before} B before, ${heap.mid} B halfway, ${heap.after} B after (second half: ${heap.after === heap.mid ? 'flat' : 'delta ' + (heap.after - heap.mid) + ' B'})`);
+  if (heap) lines.push(heapLine('Node', heap));
+  if (browserHeap) lines.push(heapLine('Chromium page', browserHeap));
+  for (const n of memoryNotes) lines.push(`- ${n}`);
   lines.push('');
 }
 for (const n of nativeNotes) lines.push(`- ${n}`);

@@ -6,8 +6,8 @@ import * as Comlink from '/node_modules/comlink/dist/esm/comlink.mjs';
 
 export const CONTENDERS = ['raw', 'weft', 'json-rpc-2.0', 'comlink'];
 
-function listen(target, fn, source) {
-  const l = (ev) => { if (!source || ev.source === source) fn(ev.data); };
+function listen(target, fn, source, origin) {
+  const l = (ev) => { if ((!source || ev.source === source) && (!origin || ev.origin === origin)) fn(ev.data); };
   target.addEventListener('message', l);
   if (typeof target.start === 'function') target.start();
   return () => target.removeEventListener('message', l);
@@ -23,13 +23,15 @@ export function workerLink(w) {
 export function selfLink() {
   return { post: (m) => self.postMessage(m), on: (fn) => listen(self, fn), weft: () => weft.selfTransport(), comlink: () => self };
 }
-export function windowLink(target) {
-  const origin = location.origin;
+/** `origin` is the other window's origin: every contender posts with it as
+ *  targetOrigin and accepts only messages from that window and origin. */
+export function windowLink(target, origin = location.origin) {
   return {
     post: (m) => target.postMessage(m, origin),
-    on: (fn) => listen(window, fn, target),
+    on: (fn) => listen(window, fn, target, origin),
     weft: () => weft.windowTransport(target, window, origin),
     comlink: () => Comlink.windowEndpoint(target, window, origin),
+    allowedOrigins: [origin],
   };
 }
 
@@ -51,7 +53,7 @@ export async function serve(lib, link) {
       s.addMethod('echo', ([x]) => x);
       return link.on((req) => { if (req && req.jsonrpc) s.receive(req).then((r) => { if (r) link.post(r); }); });
     }
-    case 'comlink': Comlink.expose({ add, echo: (x) => x }, link.comlink()); return () => {};
+    case 'comlink': Comlink.expose({ add, echo: (x) => x }, link.comlink(), link.allowedOrigins); return () => {};
     default: throw new Error('unknown contender ' + lib);
   }
 }

@@ -1,20 +1,39 @@
 // The bench page: window.benchOne(transport, lib, cfg) opens a fresh channel,
 // Worker or iframe for `lib`, measures the small and large calls, closes it.
+// window.benchHeap(calls) checks weft's wasm heap over many calls in a row.
+// ?frame=ORIGIN is the second site that serves the cross-site iframe.
 import { serve, connect, portLink, workerLink, windowLink } from './contenders.mjs';
 import { measureCall } from '/bench/lib/measure.mjs';
+import { ready, heapUsed } from '/js/index.js';
 
 const BIG = 'x'.repeat(64 * 1024);
+const crossOrigin = new URL(location.href).searchParams.get('frame');
 
-function readyFrom(target, source) {
+function readyFrom(target, source, origin) {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('server did not start')), 15000);
     const l = (ev) => {
-      if (ev.data === '__ready__' && (!source || ev.source === source)) {
+      if (ev.data === '__ready__' && (!source || ev.source === source) && (!origin || ev.origin === origin)) {
         clearTimeout(t); target.removeEventListener('message', l); resolve();
       }
     };
     target.addEventListener('message', l);
   });
+}
+
+async function openFrame(lib, origin) {
+  const f = document.createElement('iframe');
+  const src = new URL(`./frame.html?lib=${lib}`, import.meta.url);
+  if (origin !== location.origin) {
+    const u = new URL(origin);
+    src.protocol = u.protocol; src.host = u.host;
+    src.searchParams.set('parent', location.origin);
+  }
+  f.src = src.href;
+  document.body.append(f);
+  // contentWindow (a WindowProxy) is stable across the frame's navigation: wait for its signal.
+  await readyFrom(window, f.contentWindow, origin);
+  return { link: windowLink(f.contentWindow, origin), close: () => f.remove() };
 }
 
 async function open(transport, lib) {
@@ -28,13 +47,10 @@ async function open(transport, lib) {
     await readyFrom(w);
     return { link: workerLink(w), close: () => w.terminate() };
   }
-  if (transport === 'iframe') {
-    const f = document.createElement('iframe');
-    f.src = new URL(`./frame.html?lib=${lib}`, import.meta.url).href;
-    document.body.append(f);
-    // contentWindow (a WindowProxy) is stable across the frame's navigation: wait for its signal.
-    await readyFrom(window, f.contentWindow);
-    return { link: windowLink(f.contentWindow), close: () => f.remove() };
+  if (transport === 'iframe') return openFrame(lib, location.origin);
+  if (transport === 'iframe-cross') {
+    if (!crossOrigin) throw new Error('no ?frame= origin for the cross-site iframe');
+    return openFrame(lib, crossOrigin);
   }
   throw new Error('unknown transport ' + transport);
 }
@@ -43,10 +59,36 @@ window.benchOne = async (transport, lib, cfg) => {
   const ch = await open(transport, lib);
   const c = await connect(lib, ch.link, BIG);
   try {
+    const v = await c.small();  // the raw floor answers a + b too
+    if (v !== 3) throw new Error(`${transport} ${lib}: add({a:1,b:2}) answered ${JSON.stringify(v)}, not 3`);
     const small = await measureCall(c.small, cfg.small);
     const large = await measureCall(c.large, cfg.large);
     return { small, large };
   } finally { c.close(); ch.close(); }
 };
+
+/** `calls` small weft calls in a row over a MessageChannel, 256 in flight: heapUsed()
+ *  after a 10,000-call warm-up, halfway and at the end (as bench/node/rows.mjs does in Node). */
+window.benchHeap = async (calls) => {
+  await ready;
+  const ch = await open('messagechannel', 'weft');
+  const c = await connect('weft', ch.link, BIG);
+  try {
+    for (let i = 0; i < 10000; i++) await c.small();
+    const before = heapUsed();
+    const t0 = performance.now();
+    let done = 0;
+    let mid = before;
+    while (done < calls) {
+      if (done === Math.floor(calls / 512) * 256) mid = heapUsed();
+      const ps = [];
+      for (let i = 0; i < 256 && done < calls; i++, done++) ps.push(c.small());
+      await Promise.all(ps);
+    }
+    const after = heapUsed();
+    return { before, mid, after, calls: done, seconds: (performance.now() - t0) / 1000 };
+  } finally { c.close(); ch.close(); }
+};
+window.benchCrossOrigin = crossOrigin;
 window.benchIsolated = globalThis.crossOriginIsolated === true;
 window.benchReady = true;

@@ -1,6 +1,9 @@
 // A tiny read-only loopback server for the browser rows: the page, worker and
 // iframe under /bench/browser/, weft (/js/, /dist/), comlink's ESM build, and
 // npm json-rpc-2.0 (CommonJS) wrapped into one ES module at /gen/json-rpc-2.0.mjs.
+// Two listeners serve the same files: the page's origin http://127.0.0.1:P and,
+// for the cross-site iframe, http://localhost:Q (another host, so another site:
+// Chromium puts that frame in its own renderer process).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,17 +34,18 @@ export default m;
 `;
 }
 
-export function startBenchServer() {
-  const gen = jsonRpc2Module();
-  const server = http.createServer((req, res) => {
+function handler(gen, corp) {
+  return (req, res) => {
     const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     const send = (code, type, body) => { res.writeHead(code, {
       'Content-Type': type,
       'Cache-Control': 'no-store',
       // Cross-origin isolation: performance.now() gets 5 µs resolution instead of 100 µs.
+      // A COEP require-corp page may embed the cross-site frame only if the frame's
+      // response opts in (CORP cross-origin) and is itself COEP require-corp.
       'Cross-Origin-Opener-Policy': 'same-origin',
       'Cross-Origin-Embedder-Policy': 'require-corp',
-      'Cross-Origin-Resource-Policy': 'same-origin',
+      'Cross-Origin-Resource-Policy': corp,
     }); res.end(body); };
     if (p === '/gen/json-rpc-2.0.mjs') return send(200, 'text/javascript', gen);
     if (p.includes('..') || !ALLOWED.some((a) => p.startsWith(a))) return send(404, 'text/plain', 'not found\n');
@@ -49,10 +53,26 @@ export function startBenchServer() {
       if (err) return send(404, 'text/plain', 'not found\n');
       send(200, MIME[path.extname(p)] ?? 'application/octet-stream', data);
     });
+  };
+}
+
+function listen(server) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server.address().port));
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      resolve({ url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) });
-    });
-  });
+}
+
+/** { url: the page's origin, crossUrl: the cross-site frame's origin, close() } */
+export async function startBenchServer() {
+  const gen = jsonRpc2Module();
+  const main = http.createServer(handler(gen, 'same-origin'));
+  const cross = http.createServer(handler(gen, 'cross-origin'));
+  const [p1, p2] = [await listen(main), await listen(cross)];
+  // localhost resolves to loopback inside Chromium; the listener is on 127.0.0.1.
+  return {
+    url: `http://127.0.0.1:${p1}`,
+    crossUrl: `http://localhost:${p2}`,
+    close: () => Promise.all([main, cross].map((s) => new Promise((r) => s.close(r)))),
+  };
 }

@@ -1,9 +1,12 @@
 /* client.c - C client for the native rows: sends the same request frame
- * (4-byte big-endian length + JSON) over and over and counts answer frames,
+ * (4-byte big-endian length + JSON; only the id changes) over and over and counts answer frames,
  * so the figure is the server's and the transport's, not a client library's.
- *   client small|large lat N      ADDR...   sequential round trips: prints p50 p99 (µs)
- *   client small|large thr MS WIN ADDR...   WIN frames in flight for MS ms: prints calls/s
+ *   client [OPT] small|large lat N      ADDR...   sequential round trips: prints p50 p99 (µs)
+ *   client [OPT] small|large thr MS WIN ADDR...   WIN frames in flight for MS ms: prints calls/s
  * ADDR: unix PATH | exec PROG ARGS... (the server runs as a child on a pipe pair)
+ * OPT: --lsp    LSP framing (Content-Length header) instead of the 4-byte length
+ *      --check  the first answer to the small call must contain "result":3 (exit 5 if not)
+ * Small call: add {"a":1,"b":2}; large call: echo ["x" * 65536]; ids 1000000000, 1000000001, ...
  * Output: one line of JSON. Every loop is bounded by N or MS. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -31,14 +35,49 @@ static pid_t child = 0;
 static unsigned char *rbuf;
 static size_t rcap = 1 << 22, rlen = 0;
 
+static int lsp = 0, check = 0;
+
+/* Size of the complete frame at p (n bytes available) and where its body starts; 0 if incomplete. */
+static size_t frame_len(const unsigned char *p, size_t n, size_t *body) {
+  if (!lsp) {
+    if (n < 4) return 0;
+    uint32_t len = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+    *body = 4;
+    return n - 4 < len ? 0 : 4 + (size_t)len;
+  }
+  long clen = -1;
+  size_t i = 0;
+  for (;;) {
+    size_t e = i;
+    while (e + 1 < n && !(p[e] == '\r' && p[e + 1] == '\n')) e++;
+    if (e + 1 >= n) return 0;
+    if (e == i) { i += 2; break; }
+    if (e - i > 15 && strncasecmp((const char *)p + i, "Content-Length:", 15) == 0) clen = atol((const char *)p + i + 15);
+    i = e + 2;
+  }
+  if (clen < 0) { fprintf(stderr, "client: LSP header without Content-Length\n"); exit(4); }
+  *body = i;
+  return n - i < (size_t)clen ? 0 : i + (size_t)clen;
+}
+
+static long answers = 0;
+
+/* Writes the 10-digit id 1000000000 + k at p. */
+static void put_id(unsigned char *p, long k) {
+  long v = 1000000000L + k;
+  for (int i = 9; i >= 0; i--) { p[i] = (unsigned char)('0' + v % 10); v /= 10; }
+}
+
 /* Complete frames at the start of rbuf are consumed; returns how many. */
 static long take_frames(void) {
-  size_t off = 0;
+  size_t off = 0, f, body;
   long n = 0;
-  while (rlen - off >= 4) {
-    uint32_t len = ((uint32_t)rbuf[off] << 24) | ((uint32_t)rbuf[off + 1] << 16) | ((uint32_t)rbuf[off + 2] << 8) | rbuf[off + 3];
-    if (rlen - off - 4 < len) break;
-    off += 4 + len;
+  while ((f = frame_len(rbuf + off, rlen - off, &body)) != 0) {
+    if (check && answers++ == 0 && !memmem(rbuf + off + body, f - body, "\"result\":3", 10)) {
+      fprintf(stderr, "client: the first answer is not \"result\":3: %.*s\n", (int)(f - body), rbuf + off + body);
+      exit(5);
+    }
+    off += f;
     n++;
   }
   memmove(rbuf, rbuf + off, rlen - off);
@@ -62,6 +101,11 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
+  for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; argc--, argv++) {
+    if (strcmp(argv[1], "--lsp") == 0) lsp = 1;
+    else if (strcmp(argv[1], "--check") == 0) check = 1;
+    else { fprintf(stderr, "client: unknown option %s\n", argv[1]); return 2; }
+  }
   if (argc < 5) { fprintf(stderr, "usage: see client.c\n"); return 2; }
   int large = strcmp(argv[1], "large") == 0;
   int thr = strcmp(argv[2], "thr") == 0;
@@ -95,21 +139,29 @@ int main(int argc, char **argv) {
   } else return 2;
 
   /* The request: the same bytes every time (the floor echoes them; weft answers them). */
-  size_t blen = large ? 65536 + 64 : 64;
+  size_t blen = large ? 65536 + 64 : 96;
   char *body = malloc(blen + 1);
   int bl;
   if (large) {
     char *s = malloc(65537);
     memset(s, 'x', 65536); s[65536] = 0;
-    bl = snprintf(body, blen + 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":[\"%s\"]}", s);
+    bl = snprintf(body, blen + 1, "{\"jsonrpc\":\"2.0\",\"id\":1000000000,\"method\":\"echo\",\"params\":[\"%s\"]}", s);
     free(s);
   } else {
-    bl = snprintf(body, blen + 1, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sum\",\"params\":[1,2]}");
+    bl = snprintf(body, blen + 1, "{\"jsonrpc\":\"2.0\",\"id\":1000000000,\"method\":\"add\",\"params\":{\"a\":1,\"b\":2}}");
   }
-  size_t flen = 4 + (size_t)bl;
+  if (large) check = 0; /* the check is for the small call's answer */
+  char head[64];
+  int hl;
+  if (lsp) hl = snprintf(head, sizeof head, "Content-Length: %d\r\n\r\n", bl);
+  else { head[0] = bl >> 24; head[1] = bl >> 16; head[2] = bl >> 8; head[3] = bl; hl = 4; }
+  size_t flen = (size_t)hl + (size_t)bl;
   unsigned char *frame = malloc(flen);
-  frame[0] = bl >> 24; frame[1] = bl >> 16; frame[2] = bl >> 8; frame[3] = bl;
-  memcpy(frame + 4, body, bl);
+  memcpy(frame, head, hl);
+  memcpy(frame + hl, body, bl);
+  /* Every request gets its own id (peers such as vscode-jsonrpc drop a request whose id is
+   * already in flight): 10 digits patched in place, so every frame has the same size. */
+  const size_t id_off = (size_t)hl + strlen("{\"jsonrpc\":\"2.0\",\"id\":");
   rbuf = malloc(rcap);
 
   fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
@@ -138,10 +190,10 @@ int main(int argc, char **argv) {
       wlen = woff = 0;
       if (thr) {
         if (phase < 2) {
-          while (inflight < win) { memcpy(wbuf + wlen, frame, flen); wlen += flen; inflight++; sent++; }
+          while (inflight < win) { memcpy(wbuf + wlen, frame, flen); put_id(wbuf + wlen + id_off, sent); wlen += flen; inflight++; sent++; }
         }
       } else if (inflight == 0 && sent < total_lat) {
-        memcpy(wbuf, frame, flen); wlen = flen; inflight = 1; sent++;
+        memcpy(wbuf, frame, flen); put_id(wbuf + id_off, sent); wlen = flen; inflight = 1; sent++;
         t_call = now_us();
       }
     }

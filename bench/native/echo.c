@@ -1,6 +1,7 @@
 /* echo.c - the raw floor for the native rows: echoes 4-byte big-endian
  * length-prefixed frames unchanged, over stdio or a Unix socket.
  *   echo stdio          one connection on stdin/stdout, exits at EOF
+ *   echo stdio-lsp      the same with LSP framing (Content-Length headers)
  *   echo unix PATH      listens on PATH, one client at a time, until SIGTERM
  * Complete frames in a read are written back in one write; partial frames wait. */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -20,6 +22,31 @@ static int write_all(int fd, const unsigned char *p, size_t n) {
     p += w; n -= (size_t)w;
   }
   return 0;
+}
+
+static int lsp = 0;
+
+/* Length of the complete frame at p (n bytes available), 0 if incomplete, -1 if invalid. */
+static long frame_len(const unsigned char *p, size_t n) {
+  if (!lsp) {
+    if (n < 4) return 0;
+    uint32_t len = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+    if (len > (64u << 20)) return -1; /* refuse absurd frames */
+    return n - 4 < len ? 0 : 4 + (long)len;
+  }
+  /* LSP: header lines up to an empty line; Content-Length gives the body size. */
+  long clen = -1;
+  size_t i = 0;
+  for (;;) {
+    size_t e = i;
+    while (e + 1 < n && !(p[e] == '\r' && p[e + 1] == '\n')) e++;
+    if (e + 1 >= n) return e - i > 4096 ? -1 : 0;
+    if (e == i) { i += 2; break; } /* empty line: end of the header */
+    if (e - i > 15 && strncasecmp((const char *)p + i, "Content-Length:", 15) == 0) clen = atol((const char *)p + i + 15);
+    i = e + 2;
+  }
+  if (clen < 0 || clen > (64l << 20)) return -1;
+  return n - i < (size_t)clen ? 0 : (long)i + clen;
 }
 
 static void serve(int in, int out) {
@@ -37,11 +64,11 @@ static void serve(int in, int out) {
     if (r <= 0) break;
     len += (size_t)r;
     size_t off = 0;
-    while (len - off >= 4) {
-      uint32_t n = ((uint32_t)buf[off] << 24) | ((uint32_t)buf[off + 1] << 16) | ((uint32_t)buf[off + 2] << 8) | buf[off + 3];
-      if (n > (64u << 20)) { free(buf); return; } /* refuse absurd frames */
-      if (len - off - 4 < n) break;
-      off += 4 + n;
+    for (;;) {
+      long f = frame_len(buf + off, len - off);
+      if (f < 0) { free(buf); return; }
+      if (f == 0) break;
+      off += (size_t)f;
     }
     if (off) {
       if (write_all(out, buf, off) < 0) break;
@@ -55,6 +82,7 @@ static void serve(int in, int out) {
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   if (argc >= 2 && strcmp(argv[1], "stdio") == 0) { serve(0, 1); return 0; }
+  if (argc >= 2 && strcmp(argv[1], "stdio-lsp") == 0) { lsp = 1; serve(0, 1); return 0; }
   if (argc >= 3 && strcmp(argv[1], "unix") == 0) {
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un a;
@@ -70,6 +98,6 @@ int main(int argc, char **argv) {
       close(c);
     }
   }
-  fprintf(stderr, "usage: echo stdio | echo unix PATH\n");
+  fprintf(stderr, "usage: echo stdio | echo stdio-lsp | echo unix PATH\n");
   return 2;
 }

@@ -40,6 +40,8 @@ export async function runNode(cfg, log) {
     for (let rep = 0; rep < cfg.reps; rep++) {
       for (const lib of alternate(CONTENDERS, rep)) {
         await t.open(lib, async (c) => {
+          const v = await c.small();  // every contender (the raw floor too) answers add({a:1,b:2}) = 3
+          if (v !== 3) throw new Error(`${t.label} ${lib}: add({a:1,b:2}) answered ${JSON.stringify(v)}, not 3`);
           for (const kind of ['small', 'large']) {
             const r = await measureCall(c[kind], kind === 'large' ? cfg.large : cfg.small);
             out[key][lib][kind].push(r);

@@ -1,6 +1,6 @@
 // bench_pipelined — pipelined small calls on one Unix-socket connection.
 //   weft serve --unix /tmp/b.sock --demo &  weft-bench-pipelined /tmp/b.sock [N] [WINDOW]
-// Writes requests for sum [1,2] (len32be, JSON) keeping WINDOW in flight,
+// Writes requests for add {"a":1,"b":2} (len32be, JSON) keeping WINDOW in flight,
 // reads the responses, checks each, prints calls/s. Exit 0 when all matched.
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
   std::strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);
   if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return perror("connect"), 3;
   auto frame = [](long id, std::string& out) {
-    char body[96];
-    int len = std::snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"sum\",\"params\":[1,2]}", id);
+    char body[128];
+    int len = std::snprintf(body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"add\",\"params\":{\"a\":1,\"b\":2}}", id);
     unsigned char h[4] = {static_cast<unsigned char>(len >> 24), static_cast<unsigned char>(len >> 16),
                           static_cast<unsigned char>(len >> 8), static_cast<unsigned char>(len)};
     out.append(reinterpret_cast<char*>(h), 4);
