@@ -275,10 +275,10 @@ TEST_CASE("methods() lists registrations by name for discovery", "[peer]") {
   auto ms = l.peer->methods();
   std::vector<std::string> names;
   for (auto& m : ms) names.push_back(m.name);
-  CHECK(names == std::vector<std::string>{"echo", "fail", "get_data", "notify_hello", "notify_sum", "subtract",
-                                          "sum", "update"});
-  CHECK(ms[5].spec.has_value());
-  CHECK(ms[3].notification);
+  CHECK(names == std::vector<std::string>{"add", "echo", "fail", "get_data", "notify_hello", "notify_sum",
+                                          "subtract", "sum", "update"});
+  CHECK(ms[6].spec.has_value());
+  CHECK(ms[4].notification);
   CHECK(l.peer->remove("echo"));
   CHECK_FALSE(l.peer->remove("echo"));
 }

@@ -29,6 +29,15 @@ json subtract(const json& a, const json& b) {
   return a.get<double>() - b.get<double>();
 }
 
+json add(const json& a, const json& b) {
+  std::int64_t x, y;
+  if (as_int64(a, x) && as_int64(b, y)) {
+    std::int64_t r;
+    if (!__builtin_add_overflow(x, y, &r)) return r;
+  }
+  return a.get<double>() + b.get<double>();
+}
+
 }  // namespace
 
 void register_demo_methods(Peer& peer) {
@@ -38,6 +47,12 @@ void register_demo_methods(Peer& peer) {
       "subtract",
       SyncHandler([](const json& p) -> Result<json> { return subtract(p["minuend"], p["subtrahend"]); }),
       two_numbers, "minuend - subtrahend, by position or by name");
+
+  ParamSpec a_b;
+  a_b.params = {{"a", ParamType::Number}, {"b", ParamType::Number}};
+  peer.method(
+      "add", SyncHandler([](const json& p) -> Result<json> { return add(p["a"], p["b"]); }), a_b,
+      "a + b, by position [a, b] or by name {\"a\", \"b\"}");
 
   peer.method(
       "sum",

@@ -2,6 +2,7 @@
 // the test vectors (native and WebAssembly), `weft serve --demo` and the web demo.
 //
 //   subtract   [minuend, subtrahend] or {"minuend","subtrahend"} → number
+//   add        [a, b] or {"a","b"} → number (a + b; integers stay integers)
 //   sum        [numbers...] → number
 //   update     notification sink (any params)
 //   notify_hello, notify_sum   notification sinks

@@ -56,7 +56,7 @@ std::string usage(Command c) {
              "                  [--codec json|msgpack] [--demo]\n"
              "\n"
              "Serve JSON-RPC 2.0. rpc.ping and rpc.discover are always there; --demo adds\n"
-             "subtract, sum, update, notify_hello, notify_sum, get_data, echo, fail and sleep.\n"
+             "subtract, add, sum, update, notify_hello, notify_sum, get_data, echo, fail and sleep.\n"
              "\n"
              "  --stdio            one connection over stdin/stdout (stdout carries only frames)\n"
              "  --unix PATH        Unix socket (mode 0600); default $WEFT_SOCKET, else\n"
