@@ -4,6 +4,9 @@ import * as weft from '/js/index.js';
 import { JSONRPCClient as JrClient, JSONRPCServer as JrServer } from '/gen/json-rpc-2.0.mjs';
 import * as Comlink from '/node_modules/comlink/dist/esm/comlink.mjs';
 
+// weft on both ends: messages of one turn go as one postMessage (js/transports.js).
+const PACK = { pack: true };
+
 export const CONTENDERS = ['raw', 'weft', 'json-rpc-2.0', 'comlink'];
 
 function listen(target, fn, source, origin) {
@@ -15,13 +18,13 @@ function listen(target, fn, source, origin) {
 
 /** A MessagePort, a Worker (from the page), the worker's own scope, or a window (iframe/parent). */
 export function portLink(port) {
-  return { post: (m) => port.postMessage(m), on: (fn) => listen(port, fn), weft: () => weft.portTransport(port), comlink: () => port };
+  return { post: (m) => port.postMessage(m), on: (fn) => listen(port, fn), weft: () => weft.portTransport(port, PACK), comlink: () => port };
 }
 export function workerLink(w) {
-  return { post: (m) => w.postMessage(m), on: (fn) => listen(w, fn), weft: () => weft.workerTransport(w), comlink: () => w };
+  return { post: (m) => w.postMessage(m), on: (fn) => listen(w, fn), weft: () => weft.workerTransport(w, PACK), comlink: () => w };
 }
 export function selfLink() {
-  return { post: (m) => self.postMessage(m), on: (fn) => listen(self, fn), weft: () => weft.selfTransport(), comlink: () => self };
+  return { post: (m) => self.postMessage(m), on: (fn) => listen(self, fn), weft: () => weft.selfTransport(PACK), comlink: () => self };
 }
 /** `origin` is the other window's origin: every contender posts with it as
  *  targetOrigin and accepts only messages from that window and origin. */
@@ -29,7 +32,7 @@ export function windowLink(target, origin = location.origin) {
   return {
     post: (m) => target.postMessage(m, origin),
     on: (fn) => listen(window, fn, target, origin),
-    weft: () => weft.windowTransport(target, window, origin),
+    weft: () => weft.windowTransport(target, window, origin, PACK),
     comlink: () => Comlink.windowEndpoint(target, window, origin),
     allowedOrigins: [origin],
   };

@@ -8,7 +8,11 @@ import * as Comlink from 'comlink/dist/esm/comlink.mjs';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { createBirpc } from 'birpc';
 
-export const CONTENDERS = ['raw', 'weft', 'json-rpc-2.0', 'comlink', 'birpc'];
+// 'weft' packs the messages of one turn into one postMessage (transport option
+// pack: true, weft on both ends); 'weft (no pack)' is the plain JSON-RPC mode
+// weft uses with any other peer.
+export const CONTENDERS = ['raw', 'weft', 'weft (no pack)', 'json-rpc-2.0', 'comlink', 'birpc'];
+const packOf = (lib) => ({ pack: lib === 'weft' });
 
 const isEmitter = (ep) => typeof ep.addEventListener !== 'function';
 
@@ -30,9 +34,11 @@ export async function serve(lib, ep, inWorker = false) {
       const off = onMsg(ep, (d) => ep.postMessage(typeof d === 'string' ? d : d.a + d.b));
       return () => off();
     }
-    case 'weft': {
+    case 'weft':
+    case 'weft (no pack)': {
       await weft.ready;
-      const s = new weft.JSONRPCServer(inWorker ? weft.selfTransport() : weft.portTransport(ep));
+      const o = packOf(lib);
+      const s = new weft.JSONRPCServer(inWorker ? weft.selfTransport(o) : weft.portTransport(ep, o));
       s.method('add', add);
       s.method('echo', ([s1]) => s1);
       return () => s.destroy();
@@ -72,9 +78,11 @@ export async function connect(lib, ep, big) {
       const large = () => send(big);
       return { small, large, close: off };
     }
-    case 'weft': {
+    case 'weft':
+    case 'weft (no pack)': {
       await weft.ready;
-      const t = isEmitter(ep) ? weft.workerTransport(ep) : weft.portTransport(ep);
+      const o = packOf(lib);
+      const t = isEmitter(ep) ? weft.workerTransport(ep, o) : weft.portTransport(ep, o);
       const c = new weft.JSONRPCClient(t);
       return {
         small: () => c.request('add', { a: 1, b: 2 }),

@@ -265,3 +265,32 @@ test('pack: windowTransport takes options as its 4th argument; packs pass the or
     assert.ok(a.frames.some(isPack), 'server answered packed');
   } finally { client.destroy(); server.destroy(); }
 });
+
+test('pack: a frame holds at most 32 messages; the rest follow in order', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    for (let i = 0; i < 70; i++) t.send(note(i));
+    await until(() => frames.length === 3);
+    await sleep(10);
+    assert.deepEqual(frames.map((f) => (isPack(f) ? f[KEY].length : 1)), [32, 32, 6]);
+    assert.deepEqual(frames.flatMap((f) => f[KEY]).map((m) => m.params[0]), Array.from({ length: 70 }, (_, i) => i));
+  } finally { done(); }
+});
+
+test('pack: a bulky message (> 8 KiB of strings) is posted on its own, after what was queued', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    const big = { jsonrpc: '2.0', method: 'echo', params: ['x'.repeat(65536)], id: 1 };
+    t.send(note(1));
+    t.send(note(2));
+    t.send(big);
+    t.send(note(3));
+    t.send({ jsonrpc: '2.0', result: { blob: new Uint8Array(10000) }, id: 2 });
+    await until(() => frames.length === 4);
+    await sleep(10);
+    assert.deepEqual(frames[0][KEY], [note(1), note(2)]);
+    assert.equal(frames[1].params[0].length, 65536);
+    assert.deepEqual(frames[2], note(3));  // a lone queued message stays plain
+    assert.equal(frames[3].result.blob.length, 10000);
+  } finally { done(); }
+});
