@@ -290,16 +290,24 @@ Document take_spare(unsigned shape, json* at[kMembers]) {
   return doc;
 }
 
+// Drops what a kept object holds, except its keys, small strings and (one
+// level down: "error") objects.
+void scrub(json::object_t& o, bool nested) {
+  for (auto& [k, v] : o) {
+    if (v.is_string()) {
+      if (v.get_ref<const std::string&>().capacity() > 64) v = std::string();
+    } else if (v.is_object() && nested) {
+      scrub(v.get_ref<json::object_t&>(), false);
+    } else {
+      v = nullptr;
+    }
+  }
+}
+
 // After receive: keep the object, but nothing big (a long id string, …).
 void keep_spare(unsigned shape, Document&& doc) {
   if (!doc.value.is_object() || g_have_spare[shape]) return;
-  for (auto& [k, v] : doc.value.get_ref<json::object_t&>()) {
-    if (v.is_string()) {
-      if (v.get_ref<const std::string&>().capacity() > 64) v = std::string();
-    } else if (!v.is_object()) {
-      v = nullptr;  // "error" stays an object: its strings are small or moved out
-    }
-  }
+  scrub(doc.value.get_ref<json::object_t&>(), true);
   g_spares[shape] = std::move(doc);
   g_have_spare[shape] = true;
 }
