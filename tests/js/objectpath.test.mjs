@@ -159,3 +159,26 @@ test('a packing transport that cannot clone a request fails that call only', T, 
     assert.equal(client.stats().payloads, 0);
   } finally { client.destroy(); server.destroy(); }
 });
+
+test('timer: kept across calls, still fires for the earliest deadline; idle endpoints keep no ref', T, async () => {
+  await ready;
+  const t = failingTransport();
+  const answer = (id) => t.handler({ jsonrpc: '2.0', result: 'ok', id });
+  const client = new JSONRPCClient(t, { timeout: 10000 });
+  try {
+    const first = client.request('a');
+    answer(1);
+    assert.equal(await first, 'ok');
+    assert.equal(client.idle, true);                    // left over from the first call, unref'd
+    assert.equal(client.timer.hasRef(), false);
+    const slow = client.request('b');                   // due in 10 s: the kept timer is due earlier, reused
+    assert.equal(client.timer.hasRef(), true);
+    const t0 = Date.now();
+    await assert.rejects(client.request('c', [], { timeout: 30 }), (e) => e.code === ErrorCode.Timeout);
+    const took = Date.now() - t0;
+    assert.ok(took >= 25 && took < 1000, `timed out after ${took} ms`);
+    answer(2);
+    assert.equal(await slow, 'ok');
+    assert.equal(client.stats().pending, 0);
+  } finally { client.destroy(); }
+});
