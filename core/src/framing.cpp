@@ -11,6 +11,7 @@
 //  * FrameError::offset is the stream offset of the byte whose arrival revealed
 //    the problem; for finish() and expire() it is the number of bytes fed.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 
@@ -270,10 +271,14 @@ std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits) {
 void encode_frame(Framing f, std::string_view payload, std::string& out) {
   switch (f) {
     case Framing::Lsp: {
-      char head[48];
-      const int len = std::snprintf(head, sizeof head, "Content-Length: %zu\r\n\r\n", payload.size());
-      out.reserve(out.size() + static_cast<std::size_t>(len) + payload.size());
-      out.append(head, static_cast<std::size_t>(len));
+      // to_chars, not snprintf: the format parser was 5% of a stdio server's time.
+      char digits[24];
+      const auto r = std::to_chars(digits, digits + sizeof digits, payload.size());
+      const std::size_t nd = static_cast<std::size_t>(r.ptr - digits);
+      out.reserve(out.size() + 20 + nd + payload.size());
+      out.append("Content-Length: ", 16);
+      out.append(digits, nd);
+      out.append("\r\n\r\n", 4);
       out.append(payload);
       return;
     }
