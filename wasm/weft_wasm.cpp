@@ -272,16 +272,16 @@ Document take_spare(unsigned shape, json* at[kMembers]) {
     g_have_spare[shape] = false;
   }
   doc.id_lexemes.clear();
+  // A spare's keys are the ones this function gave it (classify() and the
+  // core only move values out), so they are not compared again.
   if (doc.value.is_object()) {
     auto& o = doc.value.get_ref<json::object_t&>();
-    auto it = o.begin();
-    bool same = o.size() == static_cast<std::size_t>(__builtin_popcount(shape));
-    for (int i = 0; same && i < kMembers; ++i) {
-      if (!(shape & (1u << i))) continue;
-      if (it->first != kMemberKeys[i]) same = false;
-      else at[i] = &(it++)->second;
+    if (o.size() == static_cast<std::size_t>(__builtin_popcount(shape))) {
+      auto it = o.begin();
+      for (int i = 0; i < kMembers; ++i)
+        if (shape & (1u << i)) at[i] = &(it++)->second;
+      return doc;
     }
-    if (same) return doc;
   }
   doc.value = json(json::value_t::object);
   auto& o = doc.value.get_ref<json::object_t&>();

@@ -46,20 +46,44 @@ void PeerState::release_batch(std::uint64_t batch) {
   if (!o.messages.empty()) emit(std::move(o));
 }
 
+Serving& PeerState::add_serving() {
+  std::uint32_t i;
+  if (!free_serving.empty()) {
+    i = free_serving.back();
+    free_serving.pop_back();
+  } else {
+    i = static_cast<std::uint32_t>(serving.size());
+    serving.emplace_back();
+  }
+  Serving& s = serving[i];
+  s.slot = (static_cast<std::uint64_t>(++serving_gen) << 32) | (static_cast<std::uint64_t>(i) + 1);
+  return s;
+}
+
+void PeerState::free_serving_entry(Serving& s) {
+  const auto i = static_cast<std::uint32_t>((s.slot & 0xffffffffu) - 1);
+  s.slot = 0;
+  s.on_cancel = nullptr;
+  free_serving.push_back(i);
+}
+
 void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
-  auto it = serving.find(slot);
-  if (it == serving.end()) {
+  Serving* e = find_serving(slot);
+  if (!e) {
     diag(Diagnostic::Kind::LateReply, "reply after the request was closed; dropped");
     return;
   }
-  Serving s = std::move(it->second);
-  serving.erase(it);
-  auto range = serving_ids.equal_range(s.id);
-  for (auto i = range.first; i != range.second; ++i)
-    if (i->second == slot) {
-      serving_ids.erase(i);
-      break;
-    }
+  Serving s = std::move(*e);
+  free_serving_entry(*e);
+  if (!s.discard) {
+    auto range = serving_ids.equal_range(s.id);
+    for (auto i = range.first; i != range.second; ++i)
+      if (i->second == slot) {
+        auto node = serving_ids.extract(i);
+        if (spare_serving_ids.size() < 64) spare_serving_ids.push_back(std::move(node));
+        break;
+      }
+  }
   if (s.discard) {
     if (!r.ok())
       diag(Diagnostic::Kind::NotificationFailed,
@@ -78,30 +102,53 @@ void PeerState::cancel_serving(const Id& id) {
   std::vector<std::uint64_t> slots;
   for (auto i = range.first; i != range.second; ++i) slots.push_back(i->second);
   for (auto slot : slots) {
-    auto it = serving.find(slot);
-    if (it == serving.end() || it->second.cancelled) continue;
-    it->second.cancelled = true;
-    if (auto f = std::move(it->second.on_cancel)) f();  // may re-enter and reply
+    Serving* e = find_serving(slot);
+    if (!e || e->cancelled) continue;
+    e->cancelled = true;
+    if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
   }
 }
 
 Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
                     Millis now) {
-  Id id = Id::integer(next_id++);
-  Pending p;
-  p.done = std::move(done);
-  p.deadline = deadlines.end();
-  p.method = method;
-  if (timeout) {
-    p.timeout = *timeout;
-    p.deadline = deadlines.emplace(now + *timeout, id);
+  const std::int64_t n = next_id++;
+  Pending* p;
+  if (!spare_pending.empty()) {  // a node of a settled call: no allocation
+    auto node = std::move(spare_pending.back());
+    spare_pending.pop_back();
+    node.key() = n;
+    p = &pending.insert(std::move(node)).position->second;
+  } else {
+    p = &pending.emplace(n, Pending()).first->second;
   }
-  pending.emplace(id, std::move(p));
-  return id;
+  p->done = std::move(done);
+  p->method = method;
+  p->has_deadline = timeout.has_value();
+  p->timeout = timeout ? *timeout : 0;
+  if (timeout) {
+    deadlines.push_back(Deadline{now + *timeout, n});
+    std::push_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+    ++live_deadlines;
+  }
+  return Id::integer(n);
+}
+
+void PeerState::prune_deadlines() {
+  while (!deadlines.empty() && pending.find(deadlines.front().id) == pending.end()) {
+    std::pop_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+    deadlines.pop_back();
+  }
+  if (deadlines.size() > 2 * live_deadlines + 32) {
+    deadlines.erase(std::remove_if(deadlines.begin(), deadlines.end(),
+                                   [this](const Deadline& d) { return pending.find(d.id) == pending.end(); }),
+                    deadlines.end());
+    std::make_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+    if (deadlines.capacity() > 4 * deadlines.size() + 64) deadlines.shrink_to_fit();
+  }
 }
 
 void PeerState::settle(const Id& id, Result<json>&& r) {
-  auto it = pending.find(id);
+  auto it = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : pending.end();
   if (it == pending.end()) {
     if (id.is_null() && !r.ok())
       diag(Diagnostic::Kind::ErrorWithoutId, "the other side reported an error with id null: " +
@@ -112,8 +159,13 @@ void PeerState::settle(const Id& id, Result<json>&& r) {
     return;
   }
   CallCallback done = std::move(it->second.done);
-  if (it->second.deadline != deadlines.end()) deadlines.erase(it->second.deadline);
-  pending.erase(it);
+  const bool had_deadline = it->second.has_deadline;
+  auto node = pending.extract(it);
+  if (spare_pending.size() < 64) spare_pending.push_back(std::move(node));
+  if (had_deadline) {
+    --live_deadlines;
+    prune_deadlines();
+  }
   if (done) done(std::move(r));
 }
 
@@ -154,17 +206,17 @@ void Reply::respond(Result<json> r) {
 bool Reply::cancelled() const {
   auto s = state_.lock();
   if (!s) return true;
-  auto it = s->serving.find(slot_);
-  return it == s->serving.end() || it->second.cancelled;
+  const detail::Serving* e = s->find_serving(slot_);
+  return !e || e->cancelled;
 }
 
 void Reply::on_cancel(std::function<void()> f) {
   auto s = state_.lock();
   if (!s || !f) return;
-  auto it = s->serving.find(slot_);
-  if (it == s->serving.end()) return;
-  if (it->second.cancelled) f();
-  else it->second.on_cancel = std::move(f);
+  detail::Serving* e = s->find_serving(slot_);
+  if (!e) return;
+  if (e->cancelled) f();
+  else e->on_cancel = std::move(f);
 }
 
 // ---- Peer -------------------------------------------------------------------
@@ -285,16 +337,24 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     }
     return;
   }
-  const std::uint64_t slot = s.next_slot++;
-  detail::Serving sv;
+  detail::Serving& sv = s.add_serving();
+  const std::uint64_t slot = sv.slot;
   sv.id = answer ? *id : Id();
   sv.batch = batch;
   sv.index = index;
   sv.discard = !answer;
-  s.serving.emplace(slot, std::move(sv));
+  sv.cancelled = false;
   if (answer) {
     ++s.answering;
-    s.serving_ids.emplace(*id, slot);
+    if (!s.spare_serving_ids.empty()) {
+      auto node = std::move(s.spare_serving_ids.back());
+      s.spare_serving_ids.pop_back();
+      node.key() = *id;
+      node.mapped() = slot;
+      s.serving_ids.insert(std::move(node));
+    } else {
+      s.serving_ids.emplace(*id, slot);
+    }
   }
   auto h = r.async;
   const CallInfo info{method, id};
@@ -438,7 +498,7 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
 bool Peer::cancel(const Id& id) {
   auto self = s_;
   PeerState& s = *self;
-  if (s.pending.find(id) == s.pending.end()) return false;
+  if (id.kind() != Id::Kind::Int || s.pending.find(id.as_int()) == s.pending.end()) return false;
   // LSP $/cancelRequest: the other side may stop work; its answer, if any,
   // will then find no pending call and be dropped with a diagnostic.
   Outgoing o;
@@ -449,20 +509,26 @@ bool Peer::cancel(const Id& id) {
 }
 
 std::optional<Millis> Peer::next_deadline() const {
+  // The top entry is always a pending call's (see prune_deadlines).
   if (s_->deadlines.empty()) return std::nullopt;
-  return s_->deadlines.begin()->first;
+  return s_->deadlines.front().at;
 }
 
 void Peer::advance(Millis now) {
   auto self = s_;
   PeerState& s = *self;
   // One at a time: a callback may add or settle other calls.
-  while (!s.deadlines.empty() && s.deadlines.begin()->first <= now) {
-    Id id = s.deadlines.begin()->second;
-    auto it = s.pending.find(id);
+  while (!s.deadlines.empty() && s.deadlines.front().at <= now) {
+    const std::int64_t n = s.deadlines.front().id;
+    auto it = s.pending.find(n);
+    if (it == s.pending.end()) {  // not expected (the top is kept live); drop it
+      std::pop_heap(s.deadlines.begin(), s.deadlines.end(), detail::DeadlineLater());
+      s.deadlines.pop_back();
+      continue;
+    }
     std::string msg = "Request timed out after " + std::to_string(it->second.timeout) + " ms: " +
                       it->second.method;
-    s.settle(id, Error(code::kTimeout, std::move(msg)));
+    s.settle(Id::integer(n), Error(code::kTimeout, std::move(msg)));
   }
 }
 
@@ -476,18 +542,19 @@ void Peer::close(std::optional<Error> reason) {
   // an answer given from on_cancel finds no slot and is dropped with a
   // LateReply diagnostic instead of being sent on a closed endpoint.
   std::vector<std::function<void()>> cancels;
-  for (auto& [slot, sv] : s.serving)
-    if (sv.on_cancel) cancels.push_back(std::move(sv.on_cancel));
-  s.serving.clear();
+  for (auto& sv : s.serving)
+    if (sv.slot != 0 && sv.on_cancel) cancels.push_back(std::move(sv.on_cancel));
+  for (auto& sv : s.serving)
+    if (sv.slot != 0) s.free_serving_entry(sv);
   s.serving_ids.clear();
   s.batches.clear();
   s.answering = 0;
   for (auto& f : cancels) f();
   // Every pending call fails with the reason, in id order for determinism.
-  std::vector<Id> ids;
+  std::vector<std::int64_t> ids;
   for (const auto& [id, p] : s.pending) ids.push_back(id);
-  std::sort(ids.begin(), ids.end(), [](const Id& a, const Id& b) { return a.as_int() < b.as_int(); });
-  for (const auto& id : ids) s.settle(id, Error(why));
+  std::sort(ids.begin(), ids.end());
+  for (auto id : ids) s.settle(Id::integer(id), Error(why));
 }
 
 bool Peer::closed() const { return s_->closed; }

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -25,13 +24,31 @@ struct Registered {
 // An outgoing call awaiting its response.
 struct Pending {
   CallCallback done;
-  std::multimap<Millis, Id>::iterator deadline;  // == deadlines.end() when none
-  Millis timeout = 0;
-  std::string method;
+  Millis timeout = 0;         // for the timeout message
+  bool has_deadline = false;  // an entry in PeerState::deadlines stands for it
+  std::string method;         // for the timeout message
+};
+
+// Deadlines of outgoing calls: a binary min-heap on (at, id) in a vector, with
+// lazy deletion. A settled call leaves its entry behind; entries whose call is
+// gone are popped as soon as they reach the top (so the top is always live),
+// and the heap is rebuilt when stale entries outnumber live ones: memory stays
+// proportional to the calls pending, and the common path (answered before the
+// deadline) allocates nothing. Ties go in id order, i.e. in the order the
+// calls were made.
+struct Deadline {
+  Millis at;
+  std::int64_t id;
+};
+struct DeadlineLater {
+  bool operator()(const Deadline& a, const Deadline& b) const {
+    return a.at != b.at ? a.at > b.at : a.id > b.id;
+  }
 };
 
 // An incoming request being served by an async handler.
 struct Serving {
+  std::uint64_t slot = 0;    // 0: this entry is free
   Id id;
   std::uint64_t batch = 0;   // 0: not part of a batch
   std::size_t index = 0;     // position within the batch
@@ -52,13 +69,22 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
 
   PeerOptions opts;
   std::unordered_map<std::string, Registered> methods;
-  std::unordered_map<Id, Pending, IdHash> pending;
-  std::multimap<Millis, Id> deadlines;
-  std::unordered_map<std::uint64_t, Serving> serving;
-  std::unordered_multimap<Id, std::uint64_t, IdHash> serving_ids;  // for $/cancelRequest
+  // Outgoing calls by id: every id this side makes is an integer.
+  using PendingMap = std::unordered_map<std::int64_t, Pending>;
+  PendingMap pending;
+  std::vector<PendingMap::node_type> spare_pending;  // nodes kept for reuse
+  std::vector<Deadline> deadlines;                   // heap, see Deadline
+  std::size_t live_deadlines = 0;                    // entries whose call is pending
+  // Requests being served, by slot: slot = generation << 32 | (index + 1), so
+  // a Reply whose entry was freed and reused (close) finds nothing.
+  std::vector<Serving> serving;
+  std::vector<std::uint32_t> free_serving;
+  std::uint32_t serving_gen = 0;
+  using ServingIds = std::unordered_multimap<Id, std::uint64_t, IdHash>;  // for $/cancelRequest
+  ServingIds serving_ids;
+  std::vector<ServingIds::node_type> spare_serving_ids;
   std::unordered_map<std::uint64_t, BatchAcc> batches;
   std::size_t answering = 0;  // in-flight requests that will be answered (not notifications)
-  std::uint64_t next_slot = 1;
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;
   bool closed = false;
@@ -75,9 +101,21 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void complete(std::uint64_t slot, Result<json>&& r);
   void cancel_serving(const Id& id);
   Reply make_reply(std::uint64_t slot) { return Reply(weak_from_this(), slot); }
+  // The entry of slot `slot`, or nullptr once it was completed or closed.
+  Serving* find_serving(std::uint64_t slot) {
+    const std::uint64_t i = (slot & 0xffffffffu) - 1;
+    if (i >= serving.size() || serving[i].slot != slot) return nullptr;
+    return &serving[i];
+  }
+  // A new serving entry (its slot is set); may move the others.
+  Serving& add_serving();
+  void free_serving_entry(Serving& s);
   void settle(const Id& id, Result<json>&& r);  // an outgoing call finished
   // Registers an outgoing call under a fresh id, with its deadline if any.
   Id track(const std::string& method, CallCallback done, std::optional<Millis> timeout, Millis now);
+  // Pops deadline entries of calls no longer pending off the top; rebuilds
+  // the heap when they outnumber the live ones.
+  void prune_deadlines();
 };
 
 }  // namespace weft::detail
