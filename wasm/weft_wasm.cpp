@@ -78,48 +78,118 @@ constexpr double kTextSlot = -2;  // the value is JSON text, passed alongside
 // Envelope text (the fallback for unusual shapes, see weft_receive) still
 // writes {"":N} / [{"":N}]; adopt_markers() turns those into the above at
 // the positions JS says hold payloads.
+//
+// Pools: building a marker allocates (binary holder; map + node; vector +
+// buffer) and destroying one frees it all, and nlohmann's destructor also
+// allocates a stack for any non-empty container: on the small-call path that
+// was a tenth of the wasm time. So markers the glue gets back — in the
+// messages it sends (send_records), the params its handlers receive, the
+// results its calls settle with — are kept (up to kPoolMax of each kind) and
+// refilled with the next number instead. Only values marker_kind() recognises
+// go back, so a pooled value is always a well-formed marker.
+enum MarkerKind : int { kValueMarker, kObjectMarker, kArrayMarker, kNotMarker };
+constexpr std::size_t kPoolMax = 256;
+std::vector<json> g_pool[3];
+
+json pooled(MarkerKind k) {
+  json j = std::move(g_pool[k].back());
+  g_pool[k].pop_back();
+  return j;
+}
 json value_marker(double n) {
-  return json::binary(json::binary_t::container_type{}, static_cast<std::uint64_t>(n));
+  const auto u = static_cast<std::uint64_t>(n);
+  if (g_pool[kValueMarker].empty()) return json::binary(json::binary_t::container_type{}, u);
+  json j = pooled(kValueMarker);
+  j.get_binary().set_subtype(u);
+  return j;
 }
 json object_marker(double n) {
+  const auto u = static_cast<std::uint64_t>(n);
+  if (!g_pool[kObjectMarker].empty()) {
+    json j = pooled(kObjectMarker);
+    j.get_ref<json::object_t&>().begin()->second.get_ref<json::number_unsigned_t&>() = u;
+    return j;
+  }
   json j(json::value_t::object);
-  j.get_ref<json::object_t&>().emplace(std::string(1, '\xFF'), static_cast<std::uint64_t>(n));
+  j.get_ref<json::object_t&>().emplace(std::string(1, '\xFF'), u);
   return j;
 }
 json array_marker(double n) {
+  const auto u = static_cast<std::uint64_t>(n);
+  if (!g_pool[kArrayMarker].empty()) {
+    json j = pooled(kArrayMarker);
+    j.get_ref<json::array_t&>()[1].get_ref<json::number_unsigned_t&>() = u;
+    return j;
+  }
   json j(json::value_t::array);
   auto& a = j.get_ref<json::array_t&>();
   a.reserve(2);
   a.emplace_back(json::value_t::discarded);
-  a.emplace_back(static_cast<std::uint64_t>(n));
+  a.emplace_back(u);
   return j;
 }
 
-// N if `v` is one of the markers above; kTextSlot otherwise.
-double marker_of(const json& v) {
+// Which marker `v` is (kNotMarker: a real value), and its number in `n`.
+MarkerKind marker_kind(const json& v, double& n) {
   switch (v.type()) {
     case json::value_t::binary: {
       const auto& b = v.get_ref<const json::binary_t&>();
-      if (b.empty() && b.has_subtype()) return static_cast<double>(b.subtype());
+      if (b.empty() && b.has_subtype()) {
+        n = static_cast<double>(b.subtype());
+        return kValueMarker;
+      }
       break;
     }
     case json::value_t::object: {
       const auto& o = v.get_ref<const json::object_t&>();
       if (o.size() != 1) break;
-      const auto& [k, n] = *o.begin();
-      if (k.size() == 1 && k[0] == '\xFF' && n.is_number_unsigned())
-        return static_cast<double>(n.get<std::uint64_t>());
+      const auto& [k, u] = *o.begin();
+      if (k.size() == 1 && k[0] == '\xFF' && u.is_number_unsigned()) {
+        n = static_cast<double>(u.get<std::uint64_t>());
+        return kObjectMarker;
+      }
       break;
     }
     case json::value_t::array: {
       const auto& a = v.get_ref<const json::array_t&>();
-      if (a.size() == 2 && a[0].is_discarded() && a[1].is_number_unsigned())
-        return static_cast<double>(a[1].get<std::uint64_t>());
+      if (a.size() == 2 && a[0].is_discarded() && a[1].is_number_unsigned()) {
+        n = static_cast<double>(a[1].get<std::uint64_t>());
+        return kArrayMarker;
+      }
       break;
     }
     default: break;
   }
-  return kTextSlot;
+  return kNotMarker;
+}
+
+// N if `v` is one of the markers above; kTextSlot otherwise.
+double marker_of(const json& v) {
+  double n = kTextSlot;
+  marker_kind(v, n);
+  return n;
+}
+
+// Gives marker `v` back to its pool (a real value is left alone).
+void recycle(json& v) {
+  double n;
+  const MarkerKind k = marker_kind(v, n);
+  if (k != kNotMarker && g_pool[k].size() < kPoolMax) g_pool[k].push_back(std::move(v));
+}
+void recycle(std::optional<json>& v) {
+  if (v) recycle(*v);
+}
+
+// The markers of messages that were just sent.
+void recycle(Outgoing& o) {
+  for (Message& m : o.messages) {
+    if (auto* q = std::get_if<Request>(&m)) recycle(q->params);
+    else if (auto* t = std::get_if<Notification>(&m)) recycle(t->params);
+    else if (auto* r = std::get_if<Response>(&m)) {
+      if (auto* e = std::get_if<Error>(&r->outcome)) recycle(e->data);
+      else recycle(std::get<json>(r->outcome));
+    }
+  }
 }
 
 // N if `v` is {"":N} or [{"":N}] (envelope text as JS writes it); else -1.
@@ -420,6 +490,7 @@ CallCallback settle_to(Host* x, int token) {
     if (!x) return;
     if (r.ok()) {
       double slot = x->payload(r.value());
+      if (slot >= 0) recycle(r.value());
       js_settle(h, token, slot, x->tmp.data(), slot == kTextSlot ? x->tmp.size() : 0);
     } else if (x->text) {
       std::string e;
@@ -514,7 +585,10 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int mode, double default_timeout, double ma
     PeerOptions o;
     o.limits = limits;
     o.default_timeout = to_timeout(default_timeout);
-    o.send = [h](Outgoing&& m) { send_records(h, m); };
+    o.send = [h](Outgoing&& m) {
+      send_records(h, m);
+      recycle(m);
+    };
     o.diagnostic = diag;
     x->own = std::make_unique<Peer>(std::move(o));
     x->peer = x->own.get();
@@ -575,6 +649,7 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
         if (!x) return;
         int token = x->store(std::move(reply));
         double slot = params.is_null() ? kNoSlot : x->payload(params);
+        if (slot >= 0) recycle(params);
         // >= 0: answered now with that payload; -1: later, by token; -2: done.
         double r = js_dispatch(h, fn, token, slot, x->tmp.data(), slot == kTextSlot ? x->tmp.size() : 0);
         x = host(h);
