@@ -11,7 +11,10 @@ import { createBirpc } from 'birpc';
 // 'weft' packs the messages of one turn into one postMessage (transport option
 // pack: true, weft on both ends); 'weft (no pack)' is the plain JSON-RPC mode
 // weft uses with any other peer.
-export const CONTENDERS = ['raw', 'weft', 'weft (no pack)', 'json-rpc-2.0', 'comlink', 'birpc'];
+// 'raw (JSON-RPC objects)' is a second floor, not a peer: the same ping-pong
+// carrying JSON-RPC-shaped objects and matching answers by order, no library —
+// what cloning the envelope costs by itself.
+export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (no pack)', 'json-rpc-2.0', 'comlink', 'birpc'];
 const packOf = (lib) => ({ pack: lib === 'weft' });
 
 const isEmitter = (ep) => typeof ep.addEventListener !== 'function';
@@ -32,6 +35,12 @@ export async function serve(lib, ep, inWorker = false) {
     case 'raw': {
       // The floor: postMessage ping-pong, no envelope.
       const off = onMsg(ep, (d) => ep.postMessage(typeof d === 'string' ? d : d.a + d.b));
+      return () => off();
+    }
+    case 'raw (JSON-RPC objects)': {
+      const off = onMsg(ep, (d) => ep.postMessage(d.method === 'echo'
+        ? { jsonrpc: '2.0', result: d.params[0], id: d.id }
+        : { jsonrpc: '2.0', result: d.params.a + d.params.b, id: d.id }));
       return () => off();
     }
     case 'weft':
@@ -77,6 +86,14 @@ export async function connect(lib, ep, big) {
       const small = () => send({ a: 1, b: 2 });
       const large = () => send(big);
       return { small, large, close: off };
+    }
+    case 'raw (JSON-RPC objects)': {
+      const q = [];
+      let head = 0;
+      let id = 0;
+      const off = onMsg(ep, (d) => { const r = q[head]; q[head++] = undefined; if (head > 4096 && head === q.length) { q.length = 0; head = 0; } r(d.result); });
+      const send = (method, params) => new Promise((r) => { q.push(r); ep.postMessage({ jsonrpc: '2.0', method, params, id: ++id }); });
+      return { small: () => send('add', { a: 1, b: 2 }), large: () => send('echo', [big]), close: off };
     }
     case 'weft':
     case 'weft (no pack)': {
