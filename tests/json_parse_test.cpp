@@ -79,3 +79,70 @@ TEST_CASE("json_parse: long strings cross the 8-byte fast path intact", "[codec]
     }
   }
 }
+
+namespace {
+
+// One classified item as text, so two classifications can be compared.
+std::string render(const weft::Item& item) {
+  if (auto* r = std::get_if<weft::Request>(&item))
+    return "request " + r->id.to_string() + " " + r->method + " " + (r->params ? r->params->dump() : "-");
+  if (auto* n = std::get_if<weft::Notification>(&item))
+    return "notification " + n->method + " " + (n->params ? n->params->dump() : "-");
+  if (auto* s = std::get_if<weft::Response>(&item)) {
+    if (!s->is_error()) return "result " + s->id.to_string() + " " + std::get<json>(s->outcome).dump();
+    const auto& e = std::get<weft::Error>(s->outcome);
+    return "error " + s->id.to_string() + " " + std::to_string(e.code) + " " + e.message + " " +
+           (e.data ? e.data->dump() : "-");
+  }
+  const auto& bad = std::get<weft::Invalid>(item);
+  return "invalid " + bad.id.to_string() + " " + std::to_string(bad.error.code) + " " + bad.error.message +
+         (bad.reply ? " reply" : " quiet");
+}
+
+std::string render(const weft::Incoming& in) {
+  std::string s = in.batch ? "batch:" : "single:";
+  for (const auto& i : in.items) s += "\n  " + render(i);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("parse_json_flat + classify gives exactly what parse_json + classify gives", "[codec][json]") {
+  // Envelopes built from members that hit every classify rule, in random
+  // order, with repeats, odd types and broken syntax.
+  const char* members[] = {
+      R"("jsonrpc":"2.0")", R"("jsonrpc":"1.0")", R"("jsonrpc":2)", R"("method":"add")", R"("method":"")",
+      R"("method":5)", R"("params":{"a":1,"b":2})", R"("params":[1,2])", R"("params":"x")", R"("params":null)",
+      R"("id":1)", R"("id":"abc")", R"("id":1.50)", R"("id":1E3)", R"("id":null)", R"("id":[1])",
+      R"("id":123456789012345678901234567890)", R"("result":3)", R"("result":null)",
+      R"("error":{"code":-32000,"message":"m","data":[1]})", R"("error":{"code":"x","message":"m"})",
+      R"("error":5)", R"("extra":{"deep":[[[1]]]})", R"("id":-0.0)"};
+  const std::size_t n = sizeof members / sizeof *members;
+  std::mt19937_64 rng(7);
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string text;
+    const int shape = static_cast<int>(rng() % 10);
+    auto object = [&] {
+      std::string o = "{";
+      for (int k = static_cast<int>(rng() % 6); k > 0; --k) o += members[rng() % n] + std::string(k > 1 ? "," : "");
+      return o + "}";
+    };
+    if (shape == 0) text = "[" + object() + "," + object() + "]";
+    else if (shape == 1) text = "5";
+    else text = object();
+    if (rng() % 8 == 0) text.insert(rng() % (text.size() + 1), 1, "{}[],:\" x"[rng() % 9]);
+    const std::size_t depth = rng() % 4 == 0 ? 3 : 64;
+    INFO("input: " << text << " depth " << depth);
+    auto a = weft::detail::parse_json(text, depth);
+    auto b = weft::detail::parse_json_flat(text, depth);
+    REQUIRE(a.ok() == b.ok());
+    if (!a.ok()) {
+      CHECK(a.error() == b.error());
+      continue;
+    }
+    CHECK(b->flat == (text[text.find_first_not_of(' ')] == '{'));
+    const std::string want = render(weft::classify(std::move(*a), 1000));
+    const std::string got = render(weft::detail::classify(std::move(*b), 1000));
+    REQUIRE(got == want);
+  }
+}

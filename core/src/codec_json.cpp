@@ -30,7 +30,6 @@ class JsonCodec final : public Codec {
   CodecKind kind() const override { return CodecKind::Json; }
 
   Result<Document> decode(std::string_view bytes) const override {
-    if (bytes.empty()) return Error(code::kParseError, "invalid JSON at byte 0: empty input");
     return detail::parse_json(bytes, limits_.max_depth);
   }
 

@@ -1,6 +1,9 @@
 // Connection: bytes → frames → documents → Peer, and back out again.
 #include "weft/connection.h"
 
+#include "json_parse.h"
+#include "peer_internals.h"
+
 namespace weft {
 
 struct Connection::Impl final : FrameHandler {
@@ -52,14 +55,24 @@ struct Connection::Impl final : FrameHandler {
   }
 
   void on_frame(std::string_view payload) override {
-    Result<Document> doc = codec->decode(payload);
-    if (!doc) {
-      report(doc.error(), 0);
-      answer_error(doc.error());
+    if (opts.codec == CodecKind::Json) {
+      // The JSON codec's decode without building the envelope object
+      // (json_parse.h, parse_json_flat): same errors, same values.
+      Result<detail::FlatDocument> doc = detail::parse_json_flat(payload, opts.codec_limits.max_depth);
+      if (!doc) return undecodable(doc.error());
+      error_run = 0;
+      detail::PeerInternals::receive(*peer, std::move(*doc));
       return;
     }
+    Result<Document> doc = codec->decode(payload);
+    if (!doc) return undecodable(doc.error());
     error_run = 0;
     peer->receive(std::move(*doc), now);
+  }
+
+  void undecodable(const Error& e) {
+    report(e, 0);
+    answer_error(e);
   }
 
   void on_frame_error(const FrameError& e) override {

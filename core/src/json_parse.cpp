@@ -137,17 +137,21 @@ double to_double(const char* b, const char* e, bool& ok) {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::size_t max_depth, Document& doc)
+  // `flat`: where the members of a top-level object go instead of a json
+  // object (json_parse.h, parse_json_flat); nullptr builds the object.
+  Parser(std::string_view text, std::size_t max_depth, Document& doc, FlatMembers* flat = nullptr)
       : b_(text.data()), p_(text.data()), e_(text.data() + text.size()), max_depth_(max_depth),
-        doc_(doc) {}
+        doc_(doc), flat_(flat) {}
 
   bool run();
+  bool flattened() const { return flattened_; }
   Error take_error() { return std::move(error_); }
 
  private:
   struct Frame {
     json::array_t* array;    // exactly one of these is set
     json::object_t* object;
+    FlatMembers* flat = nullptr;  // the top-level object, kept as a member list
   };
 
   std::size_t at() const { return static_cast<std::size_t>(p_ - b_); }
@@ -187,6 +191,8 @@ class Parser {
   const char* e_;
   std::size_t max_depth_;
   Document& doc_;
+  FlatMembers* flat_;
+  bool flattened_ = false;
   json root_;
   std::vector<Frame> stack_;
   json* slot_ = nullptr;  // where the next value goes
@@ -196,6 +202,7 @@ class Parser {
 };
 
 bool Parser::run() {
+  if (p_ == e_) return fail(0, "empty input");
   if (e_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
   ws();
   if (p_ == e_) return fail(at(), "unexpected end of input");
@@ -266,7 +273,12 @@ bool Parser::open(json& slot, bool object) {
   }
   ++p_;
   id_slot_ = false;
-  if (object) {
+  if (object && flat_ && stack_.empty()) {
+    // The document's own object: its members are listed, not put in a map
+    // (the envelope is taken apart by classify right away).
+    flattened_ = true;
+    stack_.push_back(Frame{nullptr, nullptr, flat_});
+  } else if (object) {
     slot = json::object();
     stack_.push_back(Frame{nullptr, slot.get_ptr<json::object_t*>()});
   } else {
@@ -297,6 +309,12 @@ bool Parser::member_key() {
       if (!doc_.id_lexemes.empty() && doc_.id_lexemes.back().index == id_index_)
         doc_.id_lexemes.pop_back();
     }
+  }
+  if (FlatMembers* flat = stack_.back().flat) {
+    // Repeats are listed too; the reader takes the last one (as a json object would).
+    flat->emplace_back(std::move(key), json());
+    slot_ = &flat->back().second;
+    return true;
   }
   json::object_t& o = *stack_.back().object;
   auto [it, fresh] = o.try_emplace(std::move(key));
@@ -483,6 +501,15 @@ Result<Document> parse_json(std::string_view text, std::size_t max_depth) {
   Parser p(text, max_depth, doc);
   if (!p.run()) return p.take_error();
   return doc;
+}
+
+Result<FlatDocument> parse_json_flat(std::string_view text, std::size_t max_depth) {
+  FlatDocument out;
+  out.members.reserve(6);
+  Parser p(text, max_depth, out.doc, &out.members);
+  if (!p.run()) return p.take_error();
+  out.flat = p.flattened();
+  return out;
 }
 
 }  // namespace weft::detail

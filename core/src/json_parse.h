@@ -23,7 +23,10 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "weft/error.h"
 #include "weft/message.h"
@@ -31,5 +34,29 @@
 namespace weft::detail {
 
 Result<Document> parse_json(std::string_view text, std::size_t max_depth);
+
+// The members of an object in arrival order; a repeated name is listed twice
+// and the last one counts, as it would in a json object.
+using FlatMembers = std::vector<std::pair<std::string, json>>;
+
+// A document whose top-level object, if it is one, was not built as a json
+// object: `flat` is true and its members are in `members` (doc.value stays
+// null; doc.id_lexemes is as parse_json gives it). For an array or a scalar
+// `flat` is false and `doc` is what parse_json returns.
+struct FlatDocument {
+  Document doc;
+  bool flat = false;
+  FlatMembers members;
+};
+
+// parse_json for the hot path of a Connection: a JSON-RPC message is almost
+// always one object that classify() takes apart at once, so building its
+// std::map (a node allocation and string compares per member, then nlohmann's
+// destructor) is skipped. Same errors, same rules, same values.
+Result<FlatDocument> parse_json_flat(std::string_view text, std::size_t max_depth);
+
+// weft::classify() for a FlatDocument (message.cpp): the same rules, applied
+// to the listed members.
+Incoming classify(FlatDocument&& d, std::size_t max_batch);
 
 }  // namespace weft::detail

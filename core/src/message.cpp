@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "json_parse.h"
 #include "json_write.h"
 
 namespace weft {
@@ -166,18 +167,23 @@ struct Members {
   json* error = nullptr;
 
   explicit Members(json::object_t& obj) {
-    for (auto& [k, v] : obj) {
-      switch (k.size()) {
-        case 2: if (k == "id") id = &v; break;
-        case 5: if (k == "error") error = &v; break;
-        case 6:
-          if (k == "method") method = &v;
-          else if (k == "params") params = &v;
-          else if (k == "result") result = &v;
-          break;
-        case 7: if (k == "jsonrpc") jsonrpc = &v; break;
-        default: break;
-      }
+    for (auto& [k, v] : obj) see(k, v);
+  }
+  // A listed object (json_parse.h, FlatMembers): later repeats win.
+  explicit Members(detail::FlatMembers& list) {
+    for (auto& [k, v] : list) see(k, v);
+  }
+  void see(const std::string& k, json& v) {
+    switch (k.size()) {
+      case 2: if (k == "id") id = &v; break;
+      case 5: if (k == "error") error = &v; break;
+      case 6:
+        if (k == "method") method = &v;
+        else if (k == "params") params = &v;
+        else if (k == "result") result = &v;
+        break;
+      case 7: if (k == "jsonrpc") jsonrpc = &v; break;
+      default: break;
     }
   }
   bool has_version() const {
@@ -242,9 +248,15 @@ Item classify_response(Members& m, const std::string* lexeme) {
   return Response{std::move(*id), std::move(e)};
 }
 
+Item classify_members(Members& m, const std::string* lexeme);
+
 Item classify_one(json& v, const std::string* lexeme) {
   if (!v.is_object()) return invalid(Id(), std::string("expected an object, got ") + type_name(v));
   Members m(*v.get_ptr<json::object_t*>());
+  return classify_members(m, lexeme);
+}
+
+Item classify_members(Members& m, const std::string* lexeme) {
   if (m.method) return classify_request(m, lexeme);
   if (m.result || m.error) return classify_response(m, lexeme);
   std::optional<Id> id;
@@ -263,6 +275,14 @@ const std::string* lexeme_for(const Document& doc, int index) {
 Incoming classify(const Document& doc, std::size_t max_batch) {
   Document copy = doc;
   return classify(std::move(copy), max_batch);
+}
+
+Incoming detail::classify(FlatDocument&& d, std::size_t max_batch) {
+  if (!d.flat) return weft::classify(std::move(d.doc), max_batch);
+  Incoming in;
+  Members m(d.members);
+  in.items.push_back(classify_members(m, lexeme_for(d.doc, -1)));
+  return in;
 }
 
 Incoming classify(Document&& doc, std::size_t max_batch) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "json_parse.h"
 #include "params.h"
+#include "peer_internals.h"
 #include "peer_state.h"
 
 namespace weft {
@@ -374,9 +376,16 @@ void Peer::receive(const Document& doc, Millis now) {
 
 void Peer::receive(Document&& doc, Millis now) {
   (void)now;  // time only matters to outgoing calls, via advance()
+  receive_items(classify(std::move(doc), s_->opts.limits.max_batch));
+}
+
+void detail::PeerInternals::receive(Peer& peer, FlatDocument&& doc) {
+  peer.receive_items(detail::classify(std::move(doc), peer.s_->opts.limits.max_batch));
+}
+
+void Peer::receive_items(Incoming&& in) {
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
-  Incoming in = classify(std::move(doc), s.opts.limits.max_batch);
 
   std::uint64_t batch = 0;
   if (in.batch) {

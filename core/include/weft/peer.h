@@ -25,6 +25,7 @@ namespace weft {
 
 namespace detail {
 struct PeerState;
+struct PeerInternals;  // core-private entry points (Connection's fast path)
 }
 
 // -- Parameter declarations: let the core produce -32602 (§5.1). -----------
@@ -204,6 +205,9 @@ class Peer {
   std::size_t in_flight() const;  // incoming requests not yet answered
 
  private:
+  friend struct detail::PeerInternals;
+  // Processes classified messages (the body of receive()).
+  void receive_items(Incoming&& in);
   std::shared_ptr<detail::PeerState> s_;
 };
 
