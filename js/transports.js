@@ -9,7 +9,8 @@
 // JSON-RPC peer mistakes it for a message). Every transport unpacks what it
 // receives, whatever its option, and delivers the elements in order. A frame
 // holds at most PACK_MAX messages, and a bulky message (payload > BULKY bytes)
-// is posted on its own, right after what is queued (see the constants).
+// is queued like the others but posted on its own, in its place between what
+// was queued before and after it (see the constants).
 //   pack: 'auto' (default)  plain until a pack frame arrives from the other
 //                           side (it has proven it unpacks), then pack;
 //   pack: true              pack from the start (the peer must be weft);
@@ -17,7 +18,8 @@
 // Order is kept: once packing, every message goes through the queue.
 //
 // Send errors. Unpacked, send() posts at once and throws what postMessage
-// throws (e.g. DataCloneError), as before. Packing, send() never throws: if
+// throws (e.g. DataCloneError), as before. Packing, send() never throws (bulky
+// messages included): if
 // the flush fails, each queued message is posted on its own, and for each that
 // still fails the handler given to onSendError(fn) is called as
 // fn(message, error) — later than send(), from a microtask (or from
@@ -31,9 +33,17 @@ const PACK_KEY = 'weft/pack';
 // already amortised, and smaller frames let the other side start sooner.
 const PACK_MAX = 32;
 // A message carrying more than BULKY bytes of strings/buffers is posted on its
-// own (after what is queued): packing big payloads stalls the pipeline — the
-// other side can start on nothing until the whole frame is cloned — and
-// measured slower than posting them one by one (bench, 64 KiB echo).
+// own: packing big payloads stalls the pipeline — the other side can start on
+// nothing until the whole frame is cloned — and measured slower than posting
+// them one by one (bench, 64 KiB echo). It still waits for the flush rather
+// than being posted from send(): send() runs deep inside the core's call
+// (listener → endpoint → wasm → hook → send), and with DevTools/CDP attached
+// (as in the bench, driven by playwright) Chromium's window.postMessage costs
+// more the deeper the caller's stack is (it seems to capture a stack trace for
+// the inspector; MessagePort.postMessage does not, nor does it without CDP):
+// posting the 64 KiB echo answer from there took 60–65 µs instead of 40 µs,
+// the whole gap between weft and its peers on the same-origin iframe row.
+// The flush runs from a microtask, on an almost empty stack.
 const BULKY = 8192;
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
@@ -74,6 +84,7 @@ function make(post, attach, detach, closeSetup, mode) {
   let sendError = null;
   let packing = mode === true;
   let queue = [];
+  let bulkyAt = [];  // indices in `queue` of the bulky messages (posted alone)
   let scheduled = false;
 
   const report = (m, e) => {
@@ -86,6 +97,21 @@ function make(post, attach, detach, closeSetup, mode) {
     scheduled = false;
     flushNow();
   };
+  const postOne = (m) => {
+    try { post(m); } catch (e) { report(m, e); }
+  };
+  // q[from..to) as one frame (or plain, if it is one message). The frame's
+  // array is handed over: postMessage clones it at once, but a wrapper or a
+  // stand-in (tests) may keep it, so it is never refilled.
+  const postRun = (q, from, to) => {
+    if (to - from === 1) { postOne(q[from]); return; }
+    if (to - from < 1) return;
+    try {
+      post({ [PACK_KEY]: from === 0 && to === q.length ? q : q.slice(from, to) });
+    } catch {
+      for (let i = from; i < to; i++) postOne(q[i]);
+    }
+  };
   const flushNow = () => {
     const q = queue;
     const n = q.length;
@@ -94,19 +120,22 @@ function make(post, attach, detach, closeSetup, mode) {
       // Posted as is; the array stays ours and is reused.
       const m = q[0];
       q.length = 0;
-      try { post(m); } catch (e) { report(m, e); }
+      bulkyAt.length = 0;
+      postOne(m);
       return;
     }
-    // The frame's array is handed over: postMessage clones it at once, but a
-    // wrapper or a stand-in (tests) may keep it, so it is never refilled.
     queue = [];
-    try {
-      post({ [PACK_KEY]: q });
-    } catch {
-      for (let i = 0; i < n; i++) {
-        try { post(q[i]); } catch (e) { report(q[i], e); }
-      }
+    if (bulkyAt.length === 0) { postRun(q, 0, n); return; }
+    // Bulky messages alone, in their place between the frames around them.
+    const b = bulkyAt;
+    bulkyAt = [];
+    let from = 0;
+    for (let k = 0; k < b.length; k++) {
+      postRun(q, from, b[k]);
+      postOne(q[b[k]]);
+      from = b[k] + 1;
     }
+    postRun(q, from, n);
   };
   const deliver = (data) => {
     let p;
@@ -128,11 +157,7 @@ function make(post, attach, detach, closeSetup, mode) {
   return {
     send(msg) {
       if (!packing || destroyed) { post(msg); return; }
-      if (bulky(msg)) {
-        if (queue.length) flushNow();
-        post(msg);  // throws like the unpacked path: the endpoint handles it
-        return;
-      }
+      if (bulky(msg)) bulkyAt.push(queue.length);
       queue.push(msg);
       if (queue.length >= PACK_MAX) {
         flushNow();
