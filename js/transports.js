@@ -9,8 +9,9 @@
 // JSON-RPC peer mistakes it for a message). Every transport unpacks what it
 // receives, whatever its option, and delivers the elements in order. A frame
 // holds at most PACK_MAX messages, and a bulky message (payload > BULKY bytes)
-// is queued like the others but posted on its own, in its place between what
-// was queued before and after it (see the constants).
+// is posted on its own: at once, right after what is queued (ports, workers),
+// or, by windowTransport, queued like the others and posted alone in its
+// place between what was queued before and after it (see the constants).
 //   pack: 'auto' (default)  plain until a pack frame arrives from the other
 //                           side (it has proven it unpacks), then pack;
 //   pack: true              pack from the start (the peer must be weft);
@@ -18,8 +19,8 @@
 // Order is kept: once packing, every message goes through the queue.
 //
 // Send errors. Unpacked, send() posts at once and throws what postMessage
-// throws (e.g. DataCloneError), as before. Packing, send() never throws (bulky
-// messages included): if
+// throws (e.g. DataCloneError), as before. Packing, send() never throws
+// (except for a bulky message a port/worker transport posts at once): if
 // the flush fails, each queued message is posted on its own, and for each that
 // still fails the handler given to onSendError(fn) is called as
 // fn(message, error) — later than send(), from a microtask (or from
@@ -35,15 +36,18 @@ const PACK_MAX = 32;
 // A message carrying more than BULKY bytes of strings/buffers is posted on its
 // own: packing big payloads stalls the pipeline — the other side can start on
 // nothing until the whole frame is cloned — and measured slower than posting
-// them one by one (bench, 64 KiB echo). It still waits for the flush rather
-// than being posted from send(): send() runs deep inside the core's call
-// (listener → endpoint → wasm → hook → send), and with DevTools/CDP attached
+// them one by one (bench, 64 KiB echo). Ports and workers post it from send(),
+// so that the other thread can start on it while this one finishes the call.
+// windowTransport waits for the flush instead: send() runs deep inside the
+// core's call (listener → endpoint → wasm → hook → send), and with DevTools/CDP attached
 // (as in the bench, driven by playwright) Chromium's window.postMessage costs
 // more the deeper the caller's stack is (it seems to capture a stack trace for
 // the inspector; MessagePort.postMessage does not, nor does it without CDP):
 // posting the 64 KiB echo answer from there took 60–65 µs instead of 40 µs,
 // the whole gap between weft and its peers on the same-origin iframe row.
-// The flush runs from a microtask, on an almost empty stack.
+// The flush runs from a microtask, on an almost empty stack. (Doing the same
+// for a Worker cost ~5–10 µs of p50 there: the post then waits for the rest
+// of the call's bookkeeping.)
 const BULKY = 8192;
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
@@ -76,7 +80,8 @@ function packMode(options, who) {
   return p;
 }
 
-function make(post, attach, detach, closeSetup, mode) {
+// queueBulky: bulky messages wait for the flush too (windowTransport, see BULKY).
+function make(post, attach, detach, closeSetup, mode, queueBulky = false) {
   let handler = null;
   let closeHandlers = [];
   let closed = false;
@@ -157,7 +162,14 @@ function make(post, attach, detach, closeSetup, mode) {
   return {
     send(msg) {
       if (!packing || destroyed) { post(msg); return; }
-      if (bulky(msg)) bulkyAt.push(queue.length);
+      if (bulky(msg)) {
+        if (!queueBulky) {
+          if (queue.length) flushNow();
+          post(msg);  // throws like the unpacked path: the endpoint handles it
+          return;
+        }
+        bulkyAt.push(queue.length);
+      }
       queue.push(msg);
       if (queue.length >= PACK_MAX) {
         flushNow();
@@ -312,5 +324,6 @@ export function windowTransport(target, source = globalThis, origin, options) {
     () => { source.removeEventListener('message', listener); current = () => {}; },
     null,
     mode,
+    true,
   );
 }
