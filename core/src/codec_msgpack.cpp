@@ -37,14 +37,14 @@
 #include <msgpack.hpp>
 
 #include "weft/codec.h"
+#include "utf8.h"
 
 namespace weft {
 namespace {
 
 // ---------------------------------------------------------------------------
-// UTF-8 validation (RFC 3629 §4): rejects overlong forms, surrogates
-// (U+D800..U+DFFF) and code points above U+10FFFF, like nlohmann's lexer does
-// for JSON strings. Returns the index of the first bad byte, or npos.
+// UTF-8 validation by the core's one rule (utf8.h), as for JSON strings.
+// Returns the index of the lead byte of the first bad sequence, or npos.
 std::size_t invalid_utf8_at(const unsigned char* s, std::size_t n) {
   std::size_t i = 0;
   while (i < n) {
@@ -56,30 +56,13 @@ std::size_t invalid_utf8_at(const unsigned char* s, std::size_t n) {
       i += 8;
     }
     if (i >= n) break;
-    const unsigned char c = s[i];
-    if (c < 0x80) {
+    if (s[i] < 0x80) {
       ++i;
       continue;
     }
-    std::size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;  // allowed range of the 2nd byte
-    if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      if (c == 0xe0) lo = 0xa0;          // overlong
-      if (c == 0xed) hi = 0x9f;          // surrogates
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      if (c == 0xf0) lo = 0x90;          // overlong
-      if (c == 0xf4) hi = 0x8f;          // > U+10FFFF
-    } else {
-      return i;
-    }
-    if (n - i < len) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k)
-      if ((s[i + k] & 0xc0) != 0x80) return i;
+    std::size_t bad = 0;
+    const std::size_t len = detail::utf8_sequence(s + i, s + n, bad);
+    if (len == 0) return i;
     i += len;
   }
   return std::string_view::npos;

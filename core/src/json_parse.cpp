@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "utf8.h"
+
 #if !defined(_LIBCPP_VERSION)
 #include <charconv>
 #define WEFT_FLOAT_FROM_CHARS 1  // libstdc++ has it; libc++ 14 (Emscripten 3.1.6) does not
@@ -39,40 +41,6 @@ inline bool has_stop(std::uint64_t w) {
   const std::uint64_t quote = (q - ones) & ~q;
   const std::uint64_t back = (bs - ones) & ~bs;
   return ((ctrl | quote | back) & highs) != 0 || (w & highs) != 0;
-}
-
-// Length of the well-formed UTF-8 sequence at p (RFC 3629 table 3-7), or 0;
-// `bad` is set to the offset of the first byte that makes it ill-formed.
-inline std::size_t utf8_sequence(const unsigned char* p, const unsigned char* e, std::size_t& bad) {
-  const unsigned c = p[0];
-  unsigned lo = 0x80, hi = 0xBF;
-  std::size_t n;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;  // overlong
-    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    bad = 0;
-    return 0;
-  }
-  for (std::size_t k = 1; k < n; ++k) {
-    if (p + k >= e) {
-      bad = k;
-      return 0;
-    }
-    const unsigned b = p[k];
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) {
-      bad = k;
-      return 0;
-    }
-  }
-  return n;
 }
 
 int hex_digit(char c) {

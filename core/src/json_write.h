@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "utf8.h"
+
 namespace weft::detail {
 
 // nlohmann's serializer for one value; used for floats, binary, and strings
@@ -24,27 +26,11 @@ inline void write_json_nlohmann(const nlohmann::json& v, std::string& out) {
   s.dump(v, false, false, 0);
 }
 
-// Length of the valid UTF-8 sequence starting at s[i] (RFC 3629: no
-// overlongs, no surrogates, max U+10FFFF), or 0 if it is invalid.
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
 inline std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  const std::size_t left = s.size() - i;
-  const auto cont = [&](std::size_t k) { return (b(k) & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3 || !cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
-    if (c == 0xED && b(1) > 0x9F) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
-    if (c == 0xF4 && b(1) > 0x8F) return 0;  // > U+10FFFF
-    return 4;
-  }
-  return 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  std::size_t bad = 0;
+  return utf8_sequence(p + i, p + s.size(), bad);
 }
 
 inline void write_json_string(std::string_view str, std::string& out) {
