@@ -79,21 +79,8 @@ function reserve(bytes) {
 }
 
 // Writes `s` as UTF-8 into the input buffer at `at`; returns the byte count.
-function put(s, at = 0) {
-  reserve(at + s.length * 3 + 1);
-  const heap = M.HEAPU8;
-  const base = inPtr + at;
-  const len = s.length;
-  for (let i = 0; i < len; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 127) return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
-    heap[base + i] = c;
-  }
-  return len;
-}
-
-// As put(), or -1 if `s` has lone surrogates (see wellFormed).
-function putWell(s, at) {
+// `strict`: returns -1 instead if `s` has lone surrogates (see wellFormed).
+function put(s, at = 0, strict = false) {
   reserve(at + s.length * 3 + 1);
   const heap = M.HEAPU8;
   const base = inPtr + at;
@@ -101,13 +88,14 @@ function putWell(s, at) {
   for (let i = 0; i < len; i++) {
     const c = s.charCodeAt(i);
     if (c > 127) {
-      if (!wellFormed(s)) return -1;
+      if (strict && !wellFormed(s)) return -1;
       return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
     }
     heap[base + i] = c;
   }
   return len;
 }
+const putWell = (s, at) => put(s, at, true);
 
 function status(i) { return M.HEAPF64[(statusPtr >> 3) + i]; }
 function lastError() {
