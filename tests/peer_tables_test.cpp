@@ -7,38 +7,15 @@
 #include <random>
 
 #include "weft/weft.h"
+#include "peer_loop.h"
 
 using namespace weft;
 
-namespace {
-
-struct Wire {
-  std::vector<std::string> sent;
-  std::vector<Diagnostic::Kind> diags;
-  std::unique_ptr<Peer> peer;
-  explicit Wire(std::optional<Millis> default_timeout = std::nullopt) {
-    PeerOptions o;
-    o.default_timeout = default_timeout;
-    o.send = [this](Outgoing&& m) {
-      std::string s;
-      write_json(m, s);
-      sent.push_back(std::move(s));
-    };
-    o.diagnostic = [this](const Diagnostic& d) { diags.push_back(d.kind); };
-    peer = std::make_unique<Peer>(std::move(o));
-  }
-  void in(const std::string& text) {
-    Document d;
-    d.value = json::parse(text);
-    peer->receive(std::move(d), 0);
-  }
-};
-
-}  // namespace
+using weft::test::Loop;
 
 TEST_CASE("deadlines under churn: the earliest live one, timeouts in (deadline, call) order",
           "[peer][time]") {
-  Wire w(500);
+  Loop w({}, 500);
   std::mt19937 rng(7);
   std::map<std::pair<Millis, std::int64_t>, bool> model;  // (deadline, id) of calls with one
   std::map<std::int64_t, Millis> at;                      // id → deadline, calls with one
@@ -97,7 +74,7 @@ TEST_CASE("deadlines under churn: the earliest live one, timeouts in (deadline, 
 }
 
 TEST_CASE("a million calls answered in turn leave one deadline at a time", "[peer][time]") {
-  Wire w(10000);
+  Loop w({}, 10000);
   for (int i = 0; i < 1000000; ++i) {
     int got = 0;
     auto id = w.peer->call("m", std::nullopt, [&](Result<json> r) { got = r.ok(); }, {}, i);
@@ -112,7 +89,7 @@ TEST_CASE("a million calls answered in turn leave one deadline at a time", "[pee
 }
 
 TEST_CASE("a Reply from before close does not answer a request served after it", "[peer]") {
-  Wire w;
+  Loop w;
   std::vector<Reply> kept;
   w.peer->method("keep", MethodHandler([&](json, Reply r, const CallInfo&) { kept.push_back(std::move(r)); }));
   w.in(R"({"jsonrpc":"2.0","method":"keep","id":1})");
@@ -133,7 +110,7 @@ TEST_CASE("a Reply from before close does not answer a request served after it",
 }
 
 TEST_CASE("cancellation finds the request by id while entries are reused", "[peer]") {
-  Wire w;
+  Loop w;
   std::vector<Reply> kept;
   int cancels = 0;
   w.peer->method("keep", MethodHandler([&](json, Reply r, const CallInfo&) {

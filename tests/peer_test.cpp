@@ -4,35 +4,11 @@
 
 #include "weft/demo.h"
 #include "weft/weft.h"
+#include "peer_loop.h"
 
 using namespace weft;
 
-namespace {
-
-struct Loop {
-  std::vector<std::string> sent;
-  std::vector<Diagnostic::Kind> diags;
-  std::unique_ptr<Peer> peer;
-  explicit Loop(PeerLimits limits = {}, std::optional<Millis> default_timeout = std::nullopt) {
-    PeerOptions o;
-    o.limits = limits;
-    o.default_timeout = default_timeout;
-    o.send = [this](Outgoing&& m) {
-      std::string s;
-      write_json(m, s);
-      sent.push_back(std::move(s));
-    };
-    o.diagnostic = [this](const Diagnostic& d) { diags.push_back(d.kind); };
-    peer = std::make_unique<Peer>(std::move(o));
-  }
-  void in(const std::string& text, Millis now = 0) {
-    Document d;
-    d.value = json::parse(text);
-    peer->receive(d, now);
-  }
-};
-
-}  // namespace
+using weft::test::Loop;
 
 TEST_CASE("a Reply dropped unanswered answers -32603", "[peer]") {
   Loop l;
