@@ -161,28 +161,19 @@ class Len32Decoder final : public DecoderBase {
           start_body(decode(), base + p - 1, d + p, n - p, h, p);
           break;
         }
-        case State::Body: {
-          const std::size_t take = std::min<std::size_t>(n - p, need_ - body_.size());
-          body_.append(d + p, take);
-          p += take;
-          if (body_.size() == need_) {
+        case State::Body:
+          if (take_body(d, n, p)) {
             state_ = State::Head;
             head_n_ = 0;
-            h.on_frame(body_);
-            recycle(body_);
+            deliver_body(h);
           }
           break;
-        }
-        case State::Skip: {
-          const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(n - p, skip_));
-          skip_ -= take;
-          p += take;
-          if (skip_ == 0) {
+        case State::Skip:
+          if (take_skip(n, p)) {
             state_ = State::Head;
             head_n_ = 0;
           }
           break;
-        }
       }
     }
     offset_ = base + n;
@@ -245,9 +236,6 @@ class Len32Decoder final : public DecoderBase {
   State state_ = State::Head;
   char head_[4] = {};
   int head_n_ = 0;
-  std::size_t need_ = 0;    // Body: payload length
-  std::uint64_t skip_ = 0;  // Skip: bytes still to discard
-  std::string body_;        // partial payload carried between chunks
 };
 
 }  // namespace

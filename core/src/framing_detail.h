@@ -74,10 +74,36 @@ class DecoderBase : public FrameDecoder {
   }
   static constexpr std::size_t kKeepCapacity = 256 * 1024;
 
+  // A payload whose length is known streams through these two, in every
+  // framing: Body collects a frame split across chunks, Skip lets an
+  // oversized one stream past unread (ADR-010).
+  // Body: takes what the frame still needs from d[p, n); true once complete
+  // (the caller leaves its Body state, then calls deliver_body).
+  bool take_body(const char* d, std::size_t n, std::size_t& p) {
+    const std::size_t take = n - p < need_ - body_.size() ? n - p : need_ - body_.size();
+    body_.append(d + p, take);
+    p += take;
+    return body_.size() == need_;
+  }
+  void deliver_body(FrameHandler& h) {
+    h.on_frame(body_);
+    recycle(body_);
+  }
+  // Skip: discards from [p, n); true once the whole frame has gone by.
+  bool take_skip(std::size_t n, std::size_t& p) {
+    const auto take = static_cast<std::size_t>(n - p < skip_ ? n - p : skip_);
+    skip_ -= take;
+    p += take;
+    return skip_ == 0;
+  }
+
   FramingLimits limits_;
   std::uint64_t offset_ = 0;       // stream offset of the next byte fed
   std::uint64_t frame_start_ = 0;  // stream offset of the frame in progress
   Millis started_at_ = 0;          // `now` when that frame's first byte came
+  std::string body_;               // Body: partial payload carried between chunks (<= max_frame)
+  std::size_t need_ = 0;           // Body: its length
+  std::uint64_t skip_ = 0;         // Skip: bytes still to discard
 };
 
 std::unique_ptr<FrameDecoder> make_lsp_decoder(FramingLimits limits);

@@ -172,24 +172,15 @@ class LspDecoder final : public DecoderBase {
           }
           break;
         }
-        case State::Body: {
-          const std::size_t take = std::min<std::size_t>(n - p, need_ - body_.size());
-          body_.append(d + p, take);
-          p += take;
-          if (body_.size() == need_) {
+        case State::Body:
+          if (take_body(d, n, p)) {
             state_ = State::Idle;
-            h.on_frame(body_);
-            recycle(body_);
+            deliver_body(h);
           }
           break;
-        }
-        case State::Skip: {
-          const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(n - p, skip_));
-          skip_ -= take;
-          p += take;
-          if (skip_ == 0) state_ = State::Idle;
+        case State::Skip:
+          if (take_skip(n, p)) state_ = State::Idle;
           break;
-        }
         case State::Resync:
           while (p < n && match_ != 4) match_ = crlf_step(match_, d[p++]);
           if (match_ == 4) state_ = State::Idle;
@@ -325,10 +316,7 @@ class LspDecoder final : public DecoderBase {
   std::uint64_t length_ = 0;
   bool bad_type_ = false;
   std::string line_;  // partial header line carried between chunks (<= max_header)
-  // Body / skip / resync.
-  std::size_t need_ = 0;
-  std::string body_;  // partial body carried between chunks (<= max_frame)
-  std::uint64_t skip_ = 0;
+  // Resync: progress of the "\r\n\r\n" match (body and skip are DecoderBase's).
   int match_ = 0;
 };
 
