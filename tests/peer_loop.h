@@ -31,7 +31,7 @@ struct Loop {
   void in(const std::string& text, Millis now = 0) {
     Document d;
     d.value = json::parse(text);
-    peer->receive(std::move(d), now);
+    peer->receive(std::move(d));
   }
 };
 

@@ -2,7 +2,7 @@
 // re-entrancy, outgoing batches, deadlines.
 #include <catch2/catch.hpp>
 
-#include "weft/demo.h"
+#include "demo.h"
 #include "weft/weft.h"
 #include "peer_loop.h"
 
@@ -45,19 +45,35 @@ TEST_CASE("a second answer from the same Reply is ignored", "[peer]") {
   CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":1,"id":1})");
 }
 
-TEST_CASE("on_cancel registered after cancellation runs at once", "[peer]") {
+TEST_CASE("a cancelled request is answered -32800 at once; a later answer is dropped", "[peer][cancel]") {
   Loop l;
   Reply held;
+  std::vector<std::string> dropped;
   l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held = std::move(r); }));
   l.in(R"({"jsonrpc":"2.0","method":"hold","id":"h"})");
   l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"h"}})");
-  CHECK(held.cancelled());
-  bool ran = false;
-  held.on_cancel([&] { ran = true; });
-  CHECK(ran);
-  held.ok("finished anyway");  // LSP allows a normal answer after cancellation
   REQUIRE(l.sent.size() == 1);
-  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":"finished anyway","id":"h"})");
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"h"})");
+  CHECK(held.cancelled());
+  CHECK(l.peer->in_flight() == 0);
+  bool ran = false;
+  held.on_cancel([&] { ran = true; });  // registered after the fact: runs at once
+  CHECK(ran);
+  held.ok("finished anyway");
+  CHECK(l.sent.size() == 1);
+}
+
+TEST_CASE("an answer given from on_cancel replaces the core's -32800", "[peer][cancel]") {
+  Loop l;
+  Reply held;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) {
+    held = std::move(r);
+    held.on_cancel([&] { held.ok("partial"); });
+  }));
+  l.in(R"({"jsonrpc":"2.0","method":"hold","id":1})");
+  l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}})");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":"partial","id":1})");
 }
 
 #if defined(__cpp_exceptions)
@@ -208,7 +224,7 @@ TEST_CASE("a call settled synchronously inside send still completes once", "[pee
     if (auto* rq = std::get_if<Request>(&m.messages[0])) {
       Document d;
       d.value = json{{"jsonrpc", "2.0"}, {"result", 1}, {"id", rq->id.as_int()}};
-      self->receive(d, 0);
+      self->receive(d);
     }
   };
   Peer p(std::move(o));
@@ -248,13 +264,15 @@ TEST_CASE("positional arguments reach the handler by name", "[peer][params]") {
 TEST_CASE("methods() lists registrations by name for discovery", "[peer]") {
   Loop l;
   register_demo_methods(*l.peer);
+  l.peer->notification("log", [](const json&) {});
   auto ms = l.peer->methods();
   std::vector<std::string> names;
   for (auto& m : ms) names.push_back(m.name);
-  CHECK(names == std::vector<std::string>{"add", "echo", "fail", "get_data", "notify_hello", "notify_sum",
-                                          "subtract", "sum", "update"});
-  CHECK(ms[6].spec.has_value());
+  CHECK(names == std::vector<std::string>{"add", "echo", "fail", "get_data", "log", "notify_hello",
+                                          "notify_sum", "subtract", "sum", "update"});
+  CHECK(ms[7].spec.has_value());
   CHECK(ms[4].notification);
+  CHECK_FALSE(ms[5].notification);
   CHECK(l.peer->remove("echo"));
   CHECK_FALSE(l.peer->remove("echo"));
 }

@@ -2,6 +2,7 @@
 #include "weft/message.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -62,6 +63,9 @@ std::optional<Id> Id::from_json(const json& v, const std::string* lexeme) {
     case json::value_t::number_unsigned:
       return unsigned_integer(v.get_ref<const json::number_unsigned_t&>());
     case json::value_t::number_float: {
+      // JSON has no NaN or infinity; a host handing in such a double (a
+      // JavaScript id of NaN) gets the same answer as any other bad id.
+      if (!std::isfinite(v.get_ref<const json::number_float_t&>())) return std::nullopt;
       if (lexeme) return number(*lexeme);
       // No source text (e.g. MessagePack float64): the shortest text that
       // round-trips the double is the best exact rendering there is.
@@ -142,8 +146,9 @@ const char* type_name(const json& v) {
     case json::value_t::boolean: return "a boolean";
     case json::value_t::string: return "a string";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "a number";
+    case json::value_t::number_unsigned: return "a number";
+    case json::value_t::number_float:
+      return std::isfinite(v.get_ref<const json::number_float_t&>()) ? "a number" : "a non-finite number";
     case json::value_t::array: return "an array";
     case json::value_t::object: return "an object";
     case json::value_t::binary: return "binary data";
@@ -173,6 +178,10 @@ struct Members {
   explicit Members(detail::FlatMembers& list) {
     for (auto& [k, v] : list) see(k, v);
   }
+  explicit Members(Envelope& e)
+      : jsonrpc(opt(e.jsonrpc)), method(opt(e.method)), params(opt(e.params)), id(opt(e.id)),
+        result(opt(e.result)), error(opt(e.error)) {}
+  static json* opt(std::optional<json>& v) { return v ? &*v : nullptr; }
   void see(const std::string& k, json& v) {
     switch (k.size()) {
       case 2: if (k == "id") id = &v; break;
@@ -251,17 +260,29 @@ Item classify_response(Members& m, const std::string* lexeme) {
 Item classify_members(Members& m, const std::string* lexeme);
 
 Item classify_one(json& v, const std::string* lexeme) {
-  if (!v.is_object()) return invalid(Id(), std::string("expected an object, got ") + type_name(v));
+  if (!v.is_object()) return classify_non_object(v);
   Members m(*v.get_ptr<json::object_t*>());
   return classify_members(m, lexeme);
 }
 
 Item classify_members(Members& m, const std::string* lexeme) {
-  if (m.method) return classify_request(m, lexeme);
-  if (m.result || m.error) return classify_response(m, lexeme);
-  std::optional<Id> id;
-  if (m.id) id = Id::from_json(*m.id, lexeme);
-  return invalid(id.value_or(Id()), "no \"method\" member");
+  const bool versioned = m.has_version();
+  const bool call = m.method != nullptr;
+  Item item;
+  if (call) {
+    item = classify_request(m, lexeme);
+  } else if (m.result || m.error) {
+    item = classify_response(m, lexeme);
+  } else {
+    std::optional<Id> id;
+    if (m.id) id = Id::from_json(*m.id, lexeme);
+    item = invalid(id.value_or(Id()), "no \"method\" member");
+  }
+  if (auto* bad = std::get_if<Invalid>(&item)) {
+    bad->foreign = !versioned;
+    bad->call = call;
+  }
+  return item;
 }
 
 const std::string* lexeme_for(const Document& doc, int index) {
@@ -271,6 +292,28 @@ const std::string* lexeme_for(const Document& doc, int index) {
 }
 
 }  // namespace
+
+Item classify_non_object(const json& v) {
+  Invalid bad = invalid(Id(), std::string("expected an object, got ") + type_name(v));
+  bad.foreign = true;
+  return bad;
+}
+
+Item classify(Envelope&& e) {
+  Members m(e);
+  return classify_members(m, e.id_lexeme ? &*e.id_lexeme : nullptr);
+}
+
+std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch) {
+  // §6: "If the batch rpc call itself fails to be recognized as an valid JSON
+  // or as an Array with at least one value, the response from the Server MUST
+  // be a single Response object."
+  if (n == 0) return invalid(Id(), "empty batch array");
+  if (n > max_batch)
+    return invalid(Id(), "batch of " + std::to_string(n) + " messages exceeds the limit of " +
+                             std::to_string(max_batch));
+  return std::nullopt;
+}
 
 Incoming classify(const Document& doc, std::size_t max_batch) {
   Document copy = doc;
@@ -292,16 +335,8 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
     in.items.push_back(classify_one(v, lexeme_for(doc, -1)));
     return in;
   }
-  // §6: "If the batch rpc call itself fails to be recognized as an valid JSON
-  // or as an Array with at least one value, the response from the Server MUST
-  // be a single Response object."
-  if (v.empty()) {
-    in.items.push_back(invalid(Id(), "empty batch array"));
-    return in;
-  }
-  if (v.size() > max_batch) {
-    in.items.push_back(invalid(Id(), "batch of " + std::to_string(v.size()) +
-                                         " messages exceeds the limit of " + std::to_string(max_batch)));
+  if (auto bad = batch_violation(v.size(), max_batch)) {
+    in.items.push_back(std::move(*bad));
     return in;
   }
   in.batch = true;

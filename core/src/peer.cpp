@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "json_parse.h"
 #include "params.h"
-#include "peer_internals.h"
 #include "peer_state.h"
 
 namespace weft {
@@ -17,8 +15,15 @@ void PeerState::emit(Outgoing&& o) {
   if (opts.send) opts.send(std::move(o));
 }
 
-void PeerState::diag(Diagnostic::Kind k, std::string msg) {
-  if (opts.diagnostic) opts.diagnostic(Diagnostic{k, std::move(msg)});
+void PeerState::diag(Diagnostic::Kind k, std::string msg, std::optional<Error> e) {
+  if (opts.diagnostic) opts.diagnostic(Diagnostic{k, std::move(msg), std::move(e)});
+}
+
+void PeerState::drop(Response&& r) {
+  if (!opts.discard) return;
+  Outgoing o;
+  o.messages.emplace_back(std::move(r));
+  opts.discard(std::move(o));
 }
 
 void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r) {
@@ -29,7 +34,7 @@ void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r) {
     return;
   }
   auto it = batches.find(batch);
-  if (it == batches.end()) return;  // closed meanwhile
+  if (it == batches.end()) return drop(std::move(r));  // closed meanwhile
   it->second.slots[index] = std::move(r);
   release_batch(batch);
 }
@@ -72,8 +77,11 @@ void PeerState::free_serving_entry(Serving& s) {
 void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
   Serving* e = find_serving(slot);
   if (!e) {
-    diag(Diagnostic::Kind::LateReply, "reply after the request was closed; dropped");
-    return;
+    diag(Diagnostic::Kind::LateReply, "reply after the request was cancelled or closed; dropped");
+    Response late{Id(), {}};
+    if (r.ok()) late.outcome = std::move(r.value());
+    else late.outcome = r.error();
+    return drop(std::move(late));
   }
   Serving s = std::move(*e);
   free_serving_entry(*e);
@@ -87,10 +95,16 @@ void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
       }
   }
   if (s.discard) {
-    if (!r.ok())
+    Response unsent{Id(), {}};
+    if (r.ok()) {
+      unsent.outcome = std::move(r.value());
+    } else {
       diag(Diagnostic::Kind::NotificationFailed,
-           "notification handler failed: " + std::to_string(r.error().code) + " " + r.error().message);
-    return;
+           "notification handler failed: " + std::to_string(r.error().code) + " " + r.error().message,
+           r.error());
+      unsent.outcome = r.error();
+    }
+    return drop(std::move(unsent));  // §4.1: a notification is never answered
   }
   --answering;
   Response resp{std::move(s.id), {}};
@@ -108,6 +122,10 @@ void PeerState::cancel_serving(const Id& id) {
     if (!e || e->cancelled) continue;
     e->cancelled = true;
     if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
+    // LSP: "a request that got cancelled still needs to return from the
+    // server and send a response back"; the handler's own answer, if it
+    // comes later, finds no slot and is dropped.
+    if (find_serving(slot)) complete(slot, Error(code::kRequestCancelled, "Request cancelled"));
   }
 }
 
@@ -153,8 +171,10 @@ void PeerState::settle(const Id& id, Result<json>&& r) {
   auto it = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : pending.end();
   if (it == pending.end()) {
     if (id.is_null() && !r.ok())
-      diag(Diagnostic::Kind::ErrorWithoutId, "the other side reported an error with id null: " +
-                                                 std::to_string(r.error().code) + " " + r.error().message);
+      diag(Diagnostic::Kind::ErrorWithoutId,
+           "the other side reported an error with id null: " + std::to_string(r.error().code) + " " +
+               r.error().message,
+           r.error());
     else
       diag(Diagnostic::Kind::UnknownResponse,
            "response for id " + id.to_string() + " matches no pending request; dropped");
@@ -214,10 +234,11 @@ bool Reply::cancelled() const {
 
 void Reply::on_cancel(std::function<void()> f) {
   auto s = state_.lock();
-  if (!s || !f) return;
+  if (!s || !f || slot_ == 0) return;
   detail::Serving* e = s->find_serving(slot_);
-  if (!e) return;
-  if (e->cancelled) f();
+  // No entry while this Reply is unanswered: the core answered for it
+  // (cancellation, close), so the request is cancelled.
+  if (!e || e->cancelled) f();
   else e->on_cancel = std::move(f);
 }
 
@@ -293,7 +314,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   auto fail = [&](Error e) {
     if (answer) s.answer(batch, index, Response{*id, std::move(e)});
     else s.diag(Diagnostic::Kind::NotificationFailed,
-                "notification \"" + method + "\" failed: " + e.message);
+                "notification \"" + method + "\" failed: " + e.message, e);
   };
 
   auto it = s.methods.find(method);
@@ -312,6 +333,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 
   json p;
   if (r.spec) {
+    if (params && s.opts.inspect) s.opts.inspect(*params);
     auto checked = detail::check_params(*r.spec, params);
     if (!checked) return fail(checked.error());
     p = std::move(checked.value());
@@ -329,14 +351,12 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     Result<json> out = Error(code::kInternalError, "Internal error");
     auto set = [&](Error e) { out = std::move(e); };
     WEFT_GUARDED(out = h(p), set)
-    if (answer) {
-      Response resp{*id, {}};
-      if (out.ok()) resp.outcome = std::move(out.value());
-      else resp.outcome = out.error();
-      s.answer(batch, index, std::move(resp));
-    } else if (!out.ok()) {
-      fail(out.error());
-    }
+    Response resp{answer ? *id : Id(), {}};
+    if (out.ok()) resp.outcome = std::move(out.value());
+    else resp.outcome = out.error();
+    if (answer) return s.answer(batch, index, std::move(resp));
+    if (!out.ok()) fail(out.error());
+    s.drop(std::move(resp));  // §4.1: a notification is never answered
     return;
   }
   detail::Serving& sv = s.add_serving();
@@ -369,23 +389,65 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 
 }  // namespace
 
-void Peer::receive(const Document& doc, Millis now) {
+void Peer::receive(const Document& doc) {
   Document copy = doc;
-  receive(std::move(copy), now);
+  receive(std::move(copy));
 }
 
-void Peer::receive(Document&& doc, Millis now) {
-  (void)now;  // time only matters to outgoing calls, via advance()
-  receive_items(classify(std::move(doc), s_->opts.limits.max_batch));
+void Peer::receive(Document&& doc) { receive(classify(std::move(doc), s_->opts.limits.max_batch)); }
+
+namespace {
+
+bool ignored(const PeerState& s, const Item& item) {
+  if (const auto* bad = std::get_if<Invalid>(&item)) {
+    if (bad->foreign && s.opts.ignore_foreign) return true;
+    if (s.opts.role == Role::Client) return bad->call;
+    if (s.opts.role == Role::Server) return !bad->reply;
+    return false;
+  }
+  if (s.opts.role == Role::Client) return !std::holds_alternative<Response>(item);
+  if (s.opts.role == Role::Server) return std::holds_alternative<Response>(item);
+  return false;
 }
 
-void detail::PeerInternals::receive(Peer& peer, FlatDocument&& doc) {
-  peer.receive_items(detail::classify(std::move(doc), peer.s_->opts.limits.max_batch));
+// The role and foreign-message policy (PeerOptions), then §6's rules for the
+// array itself. False: nothing is left to process.
+bool admit(PeerState& s, Incoming& in) {
+  const bool filter = s.opts.role != Role::Peer || s.opts.ignore_foreign;
+  if (filter) {
+    if (in.batch && s.opts.ignore_foreign && !in.items.empty() &&
+        std::all_of(in.items.begin(), in.items.end(), [](const Item& i) {
+          const auto* bad = std::get_if<Invalid>(&i);
+          return bad && bad->foreign;
+        })) {
+      s.diag(Diagnostic::Kind::IgnoredMessage, "an array of values that are not JSON-RPC 2.0; ignored");
+      return false;
+    }
+    const std::size_t before = in.items.size();
+    in.items.erase(std::remove_if(in.items.begin(), in.items.end(),
+                                  [&s](const Item& i) { return ignored(s, i); }),
+                   in.items.end());
+    if (in.items.size() != before)
+      s.diag(Diagnostic::Kind::IgnoredMessage,
+             std::to_string(before - in.items.size()) + " message(s) not for this endpoint; ignored");
+    if (in.items.empty() && before > 0) return false;
+  }
+  if (in.batch) {
+    if (auto bad = batch_violation(in.items.size(), s.opts.limits.max_batch)) {
+      in.batch = false;
+      in.items.clear();
+      in.items.emplace_back(std::move(*bad));
+    }
+  }
+  return true;
 }
 
-void Peer::receive_items(Incoming&& in) {
+}  // namespace
+
+void Peer::receive(Incoming&& in) {
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
+  if (!admit(s, in)) return;
 
   std::uint64_t batch = 0;
   if (in.batch) {
@@ -406,6 +468,7 @@ void Peer::receive_items(Incoming&& in) {
     } else if (auto* n = std::get_if<Notification>(&item)) {
       if (n->method == "$/cancelRequest") {
         // LSP: params {id}; cancelling something already answered is a no-op.
+        if (n->params && s.opts.inspect) s.opts.inspect(*n->params);
         if (n->params && n->params->is_object())
           if (auto idv = n->params->find("id"); idv != n->params->end())
             if (auto id = Id::from_json(*idv)) s.cancel_serving(*id);
@@ -517,6 +580,25 @@ bool Peer::cancel(const Id& id) {
   return true;
 }
 
+void Peer::undelivered(const Outgoing& o, const Error& why) {
+  auto self = s_;
+  PeerState& s = *self;
+  s.diag(Diagnostic::Kind::SendFailed, "the transport could not deliver a message: " + why.message, why);
+  Outgoing again;
+  again.batch = o.batch;
+  for (const Message& m : o.messages) {
+    if (const auto* q = std::get_if<Request>(&m)) {
+      s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
+    } else if (const auto* r = std::get_if<Response>(&m); r && !r->is_error()) {
+      again.messages.emplace_back(Response{
+          r->id, Error(code::kInternalError, "Internal error: the result could not be sent: " + why.message)});
+    }
+  }
+  // Only the replacement errors go out again; an error response that could
+  // not be sent is not retried (it would fail the same way, or loop).
+  if (!again.messages.empty()) s.emit(std::move(again));
+}
+
 std::optional<Millis> Peer::next_deadline() const {
   // The top entry is always a pending call's (see prune_deadlines).
   if (s_->deadlines.empty()) return std::nullopt;
@@ -556,7 +638,11 @@ void Peer::close(std::optional<Error> reason) {
   for (auto& sv : s.serving)
     if (sv.slot != 0) s.free_serving_entry(sv);
   s.serving_ids.clear();
+  auto batches = std::move(s.batches);
   s.batches.clear();
+  for (auto& [n, acc] : batches)
+    for (auto& r : acc.slots)
+      if (r) s.drop(std::move(*r));
   s.answering = 0;
   for (auto& f : cancels) f();
   // Every pending call fails with the reason, in id order for determinism.

@@ -90,7 +90,9 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   bool closed = false;
 
   void emit(Outgoing&& o);
-  void diag(Diagnostic::Kind k, std::string msg);
+  void diag(Diagnostic::Kind k, std::string msg, std::optional<Error> e = std::nullopt);
+  // An answer that will not be sent, to PeerOptions::discard.
+  void drop(Response&& r);
 
   // Produces the answer to one request: sent at once, or stored in its batch.
   void answer(std::uint64_t batch, std::size_t index, Response&& r);

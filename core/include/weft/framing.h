@@ -26,10 +26,9 @@
 #include <string_view>
 
 #include "weft/error.h"
+#include "weft/time.h"
 
 namespace weft {
-
-using Millis = std::int64_t;  // host-supplied monotonic time, milliseconds
 
 enum class Framing { Lsp, Ndjson, Len32Be, Len32Le };
 

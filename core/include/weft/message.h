@@ -100,6 +100,14 @@ struct Invalid {
   Id id;         // the element's id when it was usable, else null (§5)
   Error error;   // -32600 with a message that names the rule broken
   bool reply;    // false for malformed *responses*: answering those could loop
+  // The element has no "jsonrpc":"2.0" (or is not an object at all). On a
+  // channel shared with other traffic (window postMessage) such a value is
+  // somebody else's message rather than a broken JSON-RPC one; see
+  // PeerOptions::ignore_foreign.
+  bool foreign = false;
+  // The element has a "method" member: a call that could not be accepted, as
+  // opposed to a malformed response (PeerOptions::role filters on this).
+  bool call = false;
 };
 using Item = std::variant<Request, Notification, Response, Invalid>;
 
@@ -108,10 +116,33 @@ struct Incoming {
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
 };
 
+// The envelope members of one message object, each absent (nullopt) or the
+// value found. Hosts that do not decode JSON text themselves (the WebAssembly
+// binding, which receives JavaScript objects) fill one per message and call
+// classify(Envelope&&), so that every validity rule is applied here, once.
+// Payload members (params, result, error.data) may hold host placeholders of
+// the right JSON type: classify() only checks their type and moves them.
+struct Envelope {
+  std::optional<json> jsonrpc, method, params, id, result, error;
+  // The source text of "id" when it is a number but not a 64-bit integer
+  // (see Id): a response then echoes it byte for byte.
+  std::optional<std::string> id_lexeme;
+};
+
+// Validates one message object given as its members (rules as classify()).
+// Moves method and payloads out of `e`.
+Item classify(Envelope&& e);
+// A top-level value or batch element that is not an object: always Invalid
+// (§4: "A rpc call is represented by sending a Request object").
+Item classify_non_object(const json& v);
+// §6: a batch must be a non-empty array; weft also bounds its length. The
+// Invalid to answer for an array of `n` elements, or nullopt when it is fine.
+std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch);
+
 // Validates a document per JSON-RPC 2.0 §4–§6. Never fails: violations become
 // `Invalid` items. Rules enforced: "jsonrpc" must be exactly "2.0"; "method" a
 // string; "params", if present, an array or object; "id", if present, a
-// string, number or null; a response has exactly one of "result"/"error",
+// string, number (finite: JSON has no NaN or infinity) or null; a response has exactly one of "result"/"error",
 // and an error object an integer "code" and string "message". A top-level
 // value that is neither object nor array is one Invalid; so is an empty array.
 // A batch longer than `max_batch` is one Invalid (-32600) as a whole.

@@ -18,14 +18,13 @@
 #include <vector>
 
 #include "weft/error.h"
-#include "weft/framing.h"  // Millis
 #include "weft/message.h"
+#include "weft/time.h"
 
 namespace weft {
 
 namespace detail {
 struct PeerState;
-struct PeerInternals;  // core-private entry points (Connection's fast path)
 }
 
 // -- Parameter declarations: let the core produce -32602 (§5.1). -----------
@@ -68,10 +67,13 @@ class Reply {
   void error(Error e);
   void respond(Result<json> r);
 
-  // $/cancelRequest arrived for this request. The handler should stop and
-  // answer (LSP: with -32800); answering normally is allowed too.
+  // $/cancelRequest arrived for this request (or the peer closed). The core
+  // has answered it with -32800 unless the on_cancel callback answered first
+  // (LSP: a cancelled request still gets a response); a later answer is
+  // dropped (PeerOptions::discard, Diagnostic::Kind::LateReply).
   bool cancelled() const;
-  // Called once when the request is cancelled (immediately if it already is).
+  // Called once when the request is cancelled (immediately if it already is),
+  // before the core's own -32800 answer: it may answer in its place.
   void on_cancel(std::function<void()> f);
   bool done() const { return slot_ == 0; }
 
@@ -124,6 +126,7 @@ struct BatchEntry {
 // -- Events --------------------------------------------------------------
 struct Diagnostic {
   enum class Kind {
+    // (Names and order are part of the WebAssembly ABI: wasm/abi.h lists them.)
     UnknownResponse,     // response id matches no pending call (or a finished one)
     InvalidResponse,     // malformed response object; never answered
     UnhandledNotification,
@@ -132,9 +135,15 @@ struct Diagnostic {
     LateReply,           // a Reply answered after its request was cancelled/closed
     BadFrame,            // (Connection) a frame or its payload was rejected; answered
                          // with an id-null error when the framing rule says so
+    IgnoredMessage,      // dropped by PeerOptions::role / ignore_foreign, unanswered
+    SendFailed,          // the transport could not deliver a message (undelivered())
   };
   Kind kind;
   std::string message;
+  // The error involved, when there is one: the remote error (ErrorWithoutId),
+  // the error answered (BadFrame), the handler's (NotificationFailed), the
+  // transport's (SendFailed).
+  std::optional<Error> error;
 };
 
 struct PeerLimits {
@@ -143,11 +152,32 @@ struct PeerLimits {
   std::size_t max_batch = 4096;        // elements of one incoming batch; beyond → -32600
 };
 
+// Which side of the conversation a Peer takes (JSON-RPC 2.0 §3: "Client",
+// "Server"). A Client ignores incoming requests and notifications, a Server
+// ignores incoming responses; both silently (IgnoredMessage diagnostic), as
+// a channel shared by several endpoints needs. A Peer takes everything.
+enum class Role { Peer, Client, Server };
+
 struct PeerOptions {
   PeerLimits limits;
   std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
   std::function<void(Outgoing&&)> send;   // required: a message/batch to transmit
   std::function<void(const Diagnostic&)> diagnostic;  // optional
+  Role role = Role::Peer;
+  // Values that do not carry "jsonrpc":"2.0" (Invalid::foreign) are ignored
+  // instead of answered with -32600. For channels that carry other traffic
+  // too (window postMessage); a batch is ignored only when all of it is.
+  bool ignore_foreign = false;
+  // Answers the peer produced but will never send: a reply given after its
+  // request was cancelled or the peer closed, the held answers of a batch cut
+  // short by close(). A host that keeps payloads outside the core releases
+  // them here; every answer handed to a Reply ends in `send` or `discard`.
+  std::function<void(Outgoing&&)> discard;
+  // Called before the core looks inside params (a declared ParamSpec, the
+  // params of $/cancelRequest). A host whose params are placeholders (the
+  // WebAssembly binding keeps them as JavaScript values) replaces the
+  // placeholder with the value here; the default leaves params as they are.
+  std::function<void(json& params)> inspect;
 };
 
 class Peer {
@@ -171,9 +201,13 @@ class Peer {
   // Incoming. A decoded document: requests are dispatched, responses settle
   // pending calls, $/cancelRequest cancels a request being served. Every
   // violation is answered as §5 requires (or reported when it is a response).
-  void receive(const Document& doc, Millis now);
+  void receive(const Document& doc);
   // The same, consuming `doc` (payloads are moved into handlers, not copied).
-  void receive(Document&& doc, Millis now);
+  void receive(Document&& doc);
+  // Messages already classified (classify(), classify(Envelope&&)); applies
+  // the role and foreign-message policy and the batch rules (§6), then
+  // processes them as receive() does.
+  void receive(Incoming&& in);
   // The transport or codec failed to produce a document (parse error, oversize
   // frame): answers an error response with id null, as §5 requires.
   void receive_error(const Error& e);
@@ -191,6 +225,12 @@ class Peer {
   // side gets {"method":"$/cancelRequest","params":{"id":…}}. False if unknown.
   bool cancel(const Id& id);
 
+  // The transport could not deliver `o` (for example a value that cannot be
+  // cloned). A request's call fails with kClosed naming `why`; a result is
+  // answered again as -32603 so that the caller is not left waiting (§5.1
+  // "Internal JSON-RPC error"); anything else is reported (SendFailed).
+  void undelivered(const Outgoing& o, const Error& why);
+
   // Earliest timeout among pending calls; nullopt when none.
   std::optional<Millis> next_deadline() const;
   // Fails every call whose deadline <= now with kTimeout.
@@ -205,9 +245,6 @@ class Peer {
   std::size_t in_flight() const;  // incoming requests not yet answered
 
  private:
-  friend struct detail::PeerInternals;
-  // Processes classified messages (the body of receive()).
-  void receive_items(Incoming&& in);
   std::shared_ptr<detail::PeerState> s_;
 };
 
