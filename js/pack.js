@@ -1,0 +1,188 @@
+// Packing, for the postMessage transports (option `pack`): every postMessage
+// costs a structured-clone setup and an event dispatch on the other side, so
+// weft ↔ weft links may coalesce. Messages handed to send() during one turn are
+// queued and flushed in a microtask: one message is posted as is (plain
+// JSON-RPC), two or more as ONE frame { "weft/pack": [m1, m2, …] } (no
+// `jsonrpc` member, so no JSON-RPC peer mistakes it for a message). Every
+// transport unpacks what it receives, whatever its option, and delivers the
+// elements in order. A frame holds at most PACK_MAX messages, and a bulky
+// message (payload > BULKY bytes) is posted on its own: at once, right after
+// what is queued (ports, workers), or, by windowTransport, queued like the
+// others and posted alone in its place between what was queued before and
+// after it (see the constants).
+//   pack: 'auto' (default)  plain until a pack frame arrives from the other
+//                           side (it has proven it unpacks), then pack;
+//   pack: true              pack from the start (the peer must be weft);
+//   pack: false             never pack.
+// Order is kept: once packing, every message goes through the queue.
+//
+// Send errors. Unpacked, send() posts at once and throws what postMessage
+// throws (e.g. DataCloneError). Packing, send() never throws (except for a
+// bulky message a port/worker transport posts at once): if the flush fails,
+// each queued message is posted on its own, and for each that still fails the
+// handler given to onSendError(fn) is called as fn(message, error) — later
+// than send(), from a microtask (or from destroy()), with the very object
+// passed to send(); the messages around it are still delivered, in order.
+// Without a handler: console.warn.
+// destroy() flushes what is queued (synchronously, before detaching); after
+// destroy() send() posts directly, unpacked.
+
+const PACK_KEY = 'weft/pack';
+// A pack holds at most PACK_MAX messages: past that the postMessage cost is
+// already amortised, and smaller frames let the other side start sooner.
+const PACK_MAX = 32;
+// A message carrying more than BULKY bytes of strings/buffers is posted on its
+// own: packing big payloads stalls the pipeline — the other side can start on
+// nothing until the whole frame is cloned — and measured slower than posting
+// them one by one (bench, 64 KiB echo). Ports and workers post it from send(),
+// so that the other thread can start on it while this one finishes the call.
+// (Waiting for the flush instead cost a Worker ~5–10 µs of p50: the post then
+// waits for the rest of the call's bookkeeping.) windowTransport does wait for
+// the flush (queueBulky; its file says why).
+const BULKY = 8192;
+
+// Whether `m`'s payload is bulky, looking at no more than a few dozen values
+// (a cheap guess: small calls must not pay for a full walk).
+function bulky(m) {
+  let budget = 32;
+  let size = 0;
+  const walk = (v, depth) => {
+    if (--budget < 0) return;
+    if (typeof v === 'string') { size += v.length; return; }
+    if (v === null || typeof v !== 'object') return;
+    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) { size += v.byteLength; return; }
+    if (depth > 2) return;
+    if (Array.isArray(v)) { for (let i = 0; i < v.length && budget > 0 && size <= BULKY; i++) walk(v[i], depth + 1); return; }
+    for (const k in v) { walk(v[k], depth + 1); if (budget <= 0 || size > BULKY) return; }
+  };
+  if (m === null || typeof m !== 'object') return false;
+  walk(m.params !== undefined ? m.params : m.result !== undefined ? m.result : m.error?.data, 0);
+  return size > BULKY;
+}
+
+/**
+ * The `pack` option of `options`: 'auto' (default), true or false; anything
+ * else throws a TypeError naming `who` (e.g. 'portTransport()'). Transports
+ * check it before anything else, so a bad `pack` is the error they report.
+ */
+export function packMode(options, who) {
+  const p = options?.pack ?? 'auto';
+  if (p !== true && p !== false && p !== 'auto')
+    throw new TypeError(`${who}: options.pack must be true, false or 'auto'`);
+  return p;
+}
+
+/**
+ * Packing for one transport, both ways.
+ *   post(msg)   posts one message or frame now; may throw (e.g. DataCloneError).
+ *   mode        what packMode() returned.
+ *   queueBulky  bulky messages wait for the flush too, posted alone in their
+ *               place; otherwise send() posts them at once.
+ * Returns:
+ *   send(msg)              posts at once (not packing, or after close()) or
+ *                          queues for the flush; throws only when posting at once;
+ *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)
+ *                          for each of its messages in order, until deliver
+ *                          returns false (the receiver is gone). A frame makes
+ *                          'auto' pack from then on — already for what deliver
+ *                          sends in reply;
+ *   onSendError(fn)        fn(message, error) for each message a flush could
+ *                          not post (null: console.warn);
+ *   close()                flushes what is queued, synchronously, once; from
+ *                          then on send() posts at once and fn is dropped.
+ */
+export function createPacker(post, mode, queueBulky = false) {
+  let packing = mode === true;
+  let closed = false;
+  let sendError = null;
+  let queue = [];
+  let bulkyAt = [];  // indices in `queue` of the bulky messages (posted alone)
+  let scheduled = false;
+
+  const report = (m, e) => {
+    if (sendError) {
+      try { sendError(m, e); return; } catch (e2) { e = e2; }
+    }
+    console.warn('[weft] a message could not be sent:', e);
+  };
+  const flush = () => {
+    scheduled = false;
+    flushNow();
+  };
+  const postOne = (m) => {
+    try { post(m); } catch (e) { report(m, e); }
+  };
+  // q[from..to) as one frame (or plain, if it is one message). The frame's
+  // array is handed over: postMessage clones it at once, but a wrapper or a
+  // stand-in (tests) may keep it, so it is never refilled.
+  const postRun = (q, from, to) => {
+    if (to - from === 1) { postOne(q[from]); return; }
+    if (to - from < 1) return;
+    try {
+      post({ [PACK_KEY]: from === 0 && to === q.length ? q : q.slice(from, to) });
+    } catch {
+      for (let i = from; i < to; i++) postOne(q[i]);
+    }
+  };
+  const flushNow = () => {
+    const q = queue;
+    const n = q.length;
+    if (n === 0) return;
+    if (n === 1) {
+      // Posted as is; the array stays ours and is reused.
+      const m = q[0];
+      q.length = 0;
+      bulkyAt.length = 0;
+      postOne(m);
+      return;
+    }
+    queue = [];
+    if (bulkyAt.length === 0) { postRun(q, 0, n); return; }
+    // Bulky messages alone, in their place between the frames around them.
+    const b = bulkyAt;
+    bulkyAt = [];
+    let from = 0;
+    for (let k = 0; k < b.length; k++) {
+      postRun(q, from, b[k]);
+      postOne(q[b[k]]);
+      from = b[k] + 1;
+    }
+    postRun(q, from, n);
+  };
+
+  return {
+    send(msg) {
+      if (!packing || closed) { post(msg); return; }
+      if (bulky(msg)) {
+        if (!queueBulky) {
+          if (queue.length) flushNow();
+          post(msg);  // throws like the unpacked path: the endpoint handles it
+          return;
+        }
+        bulkyAt.push(queue.length);
+      }
+      queue.push(msg);
+      if (queue.length >= PACK_MAX) {
+        flushNow();
+      } else if (!scheduled) { scheduled = true; queueMicrotask(flush); }
+    },
+    unpack(data, deliver) {
+      let p;
+      if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
+          Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
+        if (mode === 'auto') packing = true;
+        for (let i = 0; i < p.length && deliver(p[i]) !== false; i++);
+        return;
+      }
+      deliver(data);
+    },
+    onSendError(fn) { sendError = fn; },
+    close() {
+      if (!closed) {
+        closed = true;
+        flush();
+      }
+      sendError = null;
+    },
+  };
+}

@@ -1,0 +1,7 @@
+// Transports: { send, onMessage, destroy, onClose?, onSendError? }. They only
+// move messages; the endpoint ignores anything that is not JSON-RPC 2.0. The
+// postMessage transports below all take options.pack (see ../pack.js).
+export { windowTransport } from './window.js';
+export { portTransport } from './port.js';
+export { workerTransport } from './worker.js';
+export { selfTransport } from './self.js';

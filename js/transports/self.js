@@ -1,0 +1,31 @@
+import { packMode } from '../pack.js';
+import { makeTransport } from './transport.js';
+import { eventListening, emitterListening } from './listen.js';
+
+/** Inside a worker: the browser worker's global scope, or Node's parentPort. */
+export function selfTransport(options) {
+  const mode = packMode(options, 'selfTransport()');
+  // A Node worker has no global postMessage; its parentPort is reached
+  // synchronously (no import) through getBuiltinModule, where Node has it.
+  if (typeof process === 'object' && process?.versions?.node && typeof process.getBuiltinModule === 'function') {
+    const wt = process.getBuiltinModule('node:worker_threads');
+    if (wt && !wt.isMainThread && wt.parentPort) {
+      const port = wt.parentPort;
+      return makeTransport({
+        post: (msg) => port.postMessage(msg),
+        ...emitterListening(port),
+        watchClose: null,
+        mode,
+      });
+    }
+  }
+  const scope = globalThis;
+  if (typeof scope.postMessage !== 'function' || typeof scope.addEventListener !== 'function')
+    throw new TypeError('selfTransport(): not inside a worker');
+  return makeTransport({
+    post: (msg) => scope.postMessage(msg),
+    ...eventListening(scope),
+    watchClose: null,
+    mode,
+  });
+}

@@ -1,0 +1,46 @@
+// What every transport returns: { send, onMessage, destroy, onClose,
+// onSendError }, built around a packer (../pack.js). Each transport file only
+// says how to post, how to listen and how to notice the other side going away.
+import { createPacker } from '../pack.js';
+
+/**
+ * post(msg)          posts one message; may throw (e.g. DataCloneError).
+ * listen(receive)    starts calling receive(data) with what arrives.
+ * unlisten(receive)  stops that, and releases what it must (a port is closed).
+ * watchClose(fire)   null, or starts calling fire() once the other side is
+ *                    gone, and returns what undoes that.
+ * mode, queueBulky   as createPacker() takes them.
+ */
+export function makeTransport({ post, listen, unlisten, watchClose, mode, queueBulky = false }) {
+  const packer = createPacker(post, mode, queueBulky);
+  let handler = null;
+  let closeHandlers = [];
+  let closed = false;
+  // false once there is no handler: the rest of a pack frame is dropped.
+  const deliver = (m) => {
+    if (!handler) return false;
+    handler(m);
+    return true;
+  };
+  const receive = (data) => packer.unpack(data, deliver);
+  const fireClose = () => {
+    if (closed) return;
+    closed = true;
+    for (const h of closeHandlers) h();
+  };
+  listen(receive);
+  const undoClose = watchClose ? watchClose(fireClose) : null;
+  return {
+    send: packer.send,
+    onMessage(h) { handler = h; },
+    onClose(h) { closeHandlers.push(h); if (closed) h(); },
+    onSendError: packer.onSendError,
+    destroy() {
+      packer.close();  // what is queued still goes out, before detaching
+      handler = null;
+      closeHandlers = [];
+      unlisten(receive);
+      if (undoClose) undoClose();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { packMode } from '../pack.js';
+import { makeTransport } from './transport.js';
+import { isNodeEmitter, eventListening, emitterListening } from './listen.js';
+
+/** A Worker: browser Worker or Node worker_threads Worker. Terminating it rejects pending calls. */
+export function workerTransport(worker, options) {
+  const mode = packMode(options, 'workerTransport()');
+  const post = (msg) => worker.postMessage(msg);
+  if (isNodeEmitter(worker)) {
+    return makeTransport({
+      post,
+      ...emitterListening(worker),
+      watchClose(fire) {
+        worker.on('exit', fire);
+        return () => worker.off('exit', fire);
+      },
+      mode,
+    });
+  }
+  return makeTransport({
+    post,
+    ...eventListening(worker),
+    watchClose(fire) {
+      // Browsers fire no event when a worker is terminated: watch the call.
+      const own = Object.prototype.hasOwnProperty.call(worker, 'terminate');
+      const prev = worker.terminate;
+      worker.terminate = function terminate(...args) {
+        fire();
+        return prev.apply(this, args);
+      };
+      return () => {
+        if (own) worker.terminate = prev;
+        else delete worker.terminate;
+      };
+    },
+    mode,
+  });
+}
