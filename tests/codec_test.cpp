@@ -37,7 +37,8 @@ std::string encode(CodecKind kind, const Outgoing& out) {
 
 std::string encode(CodecKind kind, const Message& m) { return encode(kind, Outgoing{{m}, false}); }
 
-weft::Result<Document> decode(CodecKind kind, std::string_view b, std::size_t max_depth = 64) {
+weft::Result<Document> decode(CodecKind kind, std::string_view b,
+                              std::size_t max_depth = weft::CodecLimits{}.max_depth) {
   return weft::make_codec(kind, weft::CodecLimits{max_depth})->decode(b);
 }
 
@@ -215,11 +216,15 @@ TEST_CASE("msgpack decoding maps every type to its JSON counterpart", "[codec][m
   CHECK(one(bytes({0x80})) == json::object());
 }
 
-TEST_CASE("depth limit: exactly max_depth nested levels pass, one more is -32600",
-          "[codec]") {
+std::string too_deep(std::size_t max_depth) {
+  return "Invalid Request: nesting deeper than " + std::to_string(max_depth) + " levels (max_depth)";
+}
+
+TEST_CASE("depth limit: a custom max_depth is honoured; one level more is -32600 naming it",
+          "[codec][limits]") {
   for (CodecKind k : {CodecKind::Json, CodecKind::MessagePack}) {
     const bool mp = k == CodecKind::MessagePack;
-    for (std::size_t n : {1u, 2u, 5u, 64u}) {
+    for (std::size_t n : {1u, 2u, 5u, 64u, 200u}) {
       INFO(weft::codec_name(k) << " max_depth " << n);
       CHECK(decode(k, nested_arrays(n, mp), n).ok());
       CHECK(decode(k, nested_objects(n, mp), n).ok());
@@ -227,13 +232,37 @@ TEST_CASE("depth limit: exactly max_depth nested levels pass, one more is -32600
         auto r = decode(k, deep, n);
         REQUIRE_FALSE(r.ok());
         CHECK(r.error().code == weft::code::kInvalidRequest);
-        CHECK(r.error().message == "nesting depth exceeds " + std::to_string(n));
+        CHECK(r.error().message == too_deep(n));
       }
     }
-    // Scalars have depth 0; the default limit is 64.
+    // Scalars have depth 0.
     CHECK(decode(k, mp ? bytes({0x01}) : "1", 0).ok());
-    CHECK(decode(k, nested_arrays(64, mp)).ok());
-    CHECK_FALSE(decode(k, nested_arrays(65, mp)).ok());
+  }
+}
+
+TEST_CASE("depth limit: by default 128 levels pass both codecs, 129 are -32600 naming the limit",
+          "[codec][limits]") {
+  CHECK(weft::CodecLimits{}.max_depth == 128);
+  for (CodecKind k : {CodecKind::Json, CodecKind::MessagePack}) {
+    const bool mp = k == CodecKind::MessagePack;
+    INFO(weft::codec_name(k));
+    // Depth counts the top level as 1: a request whose params are nested 127
+    // levels is 128 deep.
+    const std::string inner = nested_arrays(127, mp);
+    const std::string request =
+        mp ? std::string("\x84\xa7jsonrpc\xa3" "2.0\xa6method\xa4" "echo\xa2id\x01\xa6params") + inner
+           : R"({"jsonrpc":"2.0","method":"echo","id":1,"params":)" + inner + "}";
+    auto ok = decode(k, request);
+    REQUIRE(ok.ok());
+    CHECK(ok.value().value["params"] == json::parse(nested_arrays(127, false)));
+    CHECK(decode(k, nested_arrays(128, mp)).ok());
+    CHECK(decode(k, nested_objects(128, mp)).ok());
+    for (const std::string& deep : {nested_arrays(129, mp), nested_objects(129, mp)}) {
+      auto r = decode(k, deep);
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.error().code == weft::code::kInvalidRequest);
+      CHECK(r.error().message == "Invalid Request: nesting deeper than 128 levels (max_depth)");
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 // framing with every codec, and the wire answers to bad frames (ADR-010, §5).
 #include <catch2/catch.hpp>
 
-#include "weft/demo.h"
+#include "demo.h"
 #include "weft/weft.h"
 
 using namespace weft;
@@ -99,6 +99,47 @@ TEST_CASE("nesting deeper than the limit is answered -32600 with id null", "[con
                      std::string(20, ']') + "}\n";
   server.conn->feed(deep, 0);
   CHECK(server.take().find(R"({"jsonrpc":"2.0","error":{"code":-32600,)") == 0);
+}
+
+TEST_CASE("max_depth reaches both codecs through ConnectionOptions, and the answer names it",
+          "[connection][limits]") {
+  for (CodecKind c : kCodecs) {
+    for (std::size_t limit : {std::size_t{128}, std::size_t{40}}) {
+      DYNAMIC_SECTION(codec_name(c) << " max_depth " << limit) {
+        CodecLimits cl;
+        if (limit != 128) cl.max_depth = limit;  // 128 is the default
+        End client(Framing::Len32Be, c);
+        End server(Framing::Len32Be, c, {}, cl);
+        register_demo_methods(server.conn->peer());
+        // The request object is level 1, so params nested limit - 1 deep fill the limit.
+        json fits = 1;
+        for (std::size_t i = 0; i + 1 < limit; ++i) fits = json::array({fits});
+        const json deeper = json::array({fits});
+        std::vector<json> got;
+        REQUIRE(client.conn->peer().call("echo", fits, [&](Result<json> r) { got.push_back(r.value()); }, {}, 0).ok());
+        server.conn->feed(client.take(), 0);
+        REQUIRE(client.conn->peer().call("echo", deeper, [](Result<json>) {}, {}, 0).ok());
+        const std::string too_deep = client.take();
+        client.conn->feed(server.take(), 0);
+        REQUIRE(got.size() == 1);
+        CHECK(got[0] == fits);
+
+        // One level more: -32600, id null (§5: the id could not be read).
+        server.conn->feed(too_deep, 0);
+        const std::string frame = server.take();
+        REQUIRE(frame.size() > 4);
+        auto answer = make_codec(c)->decode(std::string_view(frame).substr(4));  // after the length prefix
+        REQUIRE(answer.ok());
+        CHECK(answer.value().value ==
+              json{{"jsonrpc", "2.0"},
+                   {"error",
+                    {{"code", -32600},
+                     {"message", "Invalid Request: nesting deeper than " + std::to_string(limit) +
+                                     " levels (max_depth)"}}},
+                   {"id", nullptr}});
+      }
+    }
+  }
 }
 
 TEST_CASE("LSP: a body over the size limit is answered -32600 id null and skipped", "[connection][lsp]") {

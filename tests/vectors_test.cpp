@@ -9,9 +9,9 @@
 #include <map>
 #include <memory>
 
+#include "demo.h"
 #include "peer_script.h"
 #include "weft/weft.h"
-#include "weft/demo.h"
 
 using namespace weft;
 

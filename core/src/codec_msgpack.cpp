@@ -15,7 +15,8 @@
 //   NaN/±Infinity floats have no JSON form (RFC 8259 §6)          → -32700
 //   ext values are not supported (no JSON form, no agreed meaning) → -32700
 //   bin → json::binary_t: MessagePack's one extension over JSON (codec.h).
-// Nesting deeper than CodecLimits::max_depth stops the parse (-32600).
+// Nesting deeper than CodecLimits::max_depth stops the parse (-32600, the
+// same message as the JSON codec's).
 //
 // No exceptions: the visitor records errors instead of throwing, and the one
 // `throw` on msgpack-cxx's visitor path — check_ext_size<4>, an ext32 whose
@@ -37,6 +38,7 @@
 #include <msgpack.hpp>
 
 #include "weft/codec.h"
+#include "json_parse.h"  // nesting_too_deep: one wording for both codecs
 #include "utf8.h"
 
 namespace weft {
@@ -457,8 +459,7 @@ class MsgpackCodec final : public Codec {
       case P::None:
         break;
       case P::Depth:
-        return Error(code::kInvalidRequest,
-                     "nesting depth exceeds " + std::to_string(limits_.max_depth));
+        return detail::nesting_too_deep(limits_.max_depth);
       case P::Utf8:
         return parse_error_at(off - builder.detail_offset(), "invalid UTF-8 in str");
       case P::KeyType:

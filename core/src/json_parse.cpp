@@ -236,7 +236,7 @@ bool Parser::open(json& slot, bool object) {
   // Depth counts the top level as 1 (codec.h), so the container about to open
   // is at depth stack_.size() + 1. Stop here: nothing deeper is built.
   if (stack_.size() >= max_depth_) {
-    error_ = Error(code::kInvalidRequest, "nesting depth exceeds " + std::to_string(max_depth_));
+    error_ = nesting_too_deep(max_depth_);
     return false;
   }
   ++p_;

@@ -12,7 +12,8 @@
 //  * strings must be well-formed UTF-8 (RFC 8259 §8.1, RFC 3629: no overlongs,
 //    no surrogates, nothing above U+10FFFF) and escapes must pair surrogates;
 //  * a number that overflows a double is -32700 (RFC 8259 §6 allows the limit);
-//  * nesting past `max_depth` (top level = 1) is -32600 and stops the parse;
+//  * nesting past `max_depth` (top level = 1) is -32600 (nesting_too_deep)
+//    and stops the parse;
 //  * non-negative integers that fit 64 bits are number_unsigned, negative ones
 //    number_integer, everything else number_float (as nlohmann parses them);
 //  * a repeated object member replaces the earlier one (last wins);
@@ -32,6 +33,14 @@
 #include "weft/message.h"
 
 namespace weft::detail {
+
+// The error for input nested deeper than CodecLimits::max_depth, shared by
+// both codecs so the wire answer is the same whichever decoded the frame. It
+// names the limit and the option, so whoever meets it knows what to raise.
+inline Error nesting_too_deep(std::size_t max_depth) {
+  return Error(code::kInvalidRequest, "Invalid Request: nesting deeper than " + std::to_string(max_depth) +
+                                          " levels (max_depth)");
+}
 
 Result<Document> parse_json(std::string_view text, std::size_t max_depth);
 

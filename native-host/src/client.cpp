@@ -141,6 +141,7 @@ class Run {
     detail::SessionConfig cfg;
     cfg.conn.framing = o_.framing.value_or(default_framing);
     cfg.conn.codec = o_.codec;
+    cfg.conn.codec_limits = o_.codec_limits;
     cfg.name = endpoint_text(o_.endpoint);
     cfg.eof_grace = 0;
     cfg.log = detail::default_log();

@@ -93,3 +93,25 @@ TEST_CASE("bad command lines are one-line errors") {
     CHECK(p.error.find('\n') == std::string::npos);
   }
 }
+
+TEST_CASE("--max-depth sets the codec's nesting limit for serve, call and notify") {
+  auto p = P({"serve", "--stdio", "--max-depth", "300"});
+  REQUIRE(p.error.empty());
+  CHECK(*p.options.max_depth == 300);
+  p = P({"call", "--max-depth=1", "m"});
+  REQUIRE(p.error.empty());
+  CHECK(*p.options.max_depth == 1);
+  p = P({"notify", "--max-depth", "10000", "m"});
+  REQUIRE(p.error.empty());
+  CHECK(*p.options.max_depth == 10000);
+  // Unset: the core's default (CodecLimits) applies.
+  CHECK(!P({"serve", "--stdio"}).options.max_depth);
+  CHECK(usage(Command::Serve).find("--max-depth N") != std::string::npos);
+  CHECK(usage(Command::Call).find("--max-depth N") != std::string::npos);
+
+  for (const char* bad : {"0", "10001", "-1", "abc", ""}) {
+    p = P({"serve", "--max-depth", bad});
+    INFO(bad);
+    CHECK(p.error == std::string("--max-depth expects an integer from 1 to 10000, got '") + bad + "'");
+  }
+}

@@ -8,7 +8,7 @@
 
 #include <asio/post.hpp>
 
-#include "weft/demo.h"
+#include "demo.h"
 #include "weft/host/host.h"
 
 using weft::json;

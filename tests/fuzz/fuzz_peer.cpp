@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "weft/demo.h"
+#include "demo.h"
 #include "weft/weft.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

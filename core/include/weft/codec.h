@@ -20,7 +20,15 @@ namespace weft {
 enum class CodecKind { Json, MessagePack };
 
 struct CodecLimits {
-  std::size_t max_depth = 64;  // nesting of arrays/objects, counting the top level as 1
+  // Nesting of arrays/objects a decoder accepts, counting the top level as 1
+  // (a request whose params are [[1]] has depth 3). RFC 8259 §9 lets a parser
+  // limit nesting; the limit bounds the memory and work one frame can demand,
+  // and the stack its echo costs (encoding recurses over a value). 128 leaves
+  // room for the 100-deep params common in generated data. Deeper input is
+  // refused with -32600, the message naming the limit: "Invalid Request:
+  // nesting deeper than 128 levels (max_depth)". Both codecs apply it;
+  // ConnectionOptions::codec_limits passes it to a Connection.
+  std::size_t max_depth = 128;
 };
 
 class Codec {
@@ -34,7 +42,8 @@ class Codec {
   //         invalid UTF-8 in a string (JSON and MessagePack str), truncation.
   //         The message says what and at which byte offset.
   //  -32600 Invalid Request: well-formed but nested deeper than max_depth
-  //         (decoding stops at that point; nothing deeper is built).
+  //         (decoding stops at that point; nothing deeper is built). The
+  //         message names the limit (see CodecLimits).
   // Also -32700, because the value must be representable as JSON text:
   //  JSON: a number whose value overflows a double (e.g. 1e400; RFC 8259 §6
   //        lets implementations limit range).

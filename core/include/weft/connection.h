@@ -21,7 +21,7 @@ struct ConnectionOptions {
   Framing framing = Framing::Lsp;
   CodecKind codec = CodecKind::Json;
   FramingLimits framing_limits;
-  CodecLimits codec_limits;
+  CodecLimits codec_limits;  // max_depth: nesting accepted from the wire (codec.h)
   PeerLimits peer_limits;
   std::optional<Millis> default_timeout;
   // §5 says an undecodable request is answered (id null). Two endpoints that

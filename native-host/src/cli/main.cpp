@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "cli/options.h"
+#include "demo.h"
 #include "util.h"
-#include "weft/demo.h"
 #include "weft/host/host.h"
 
 namespace {
@@ -23,6 +23,7 @@ int serve(const Options& o) {
   weft::host::ServerOptions so;
   so.framing = o.framing;
   so.codec = o.codec;
+  if (o.max_depth) so.codec_limits.max_depth = *o.max_depth;
   // Test hooks: shorter frame read timeout / shutdown grace than the defaults.
   weft::Millis ms;
   if (weft::host::detail::env_millis("WEFT_READ_TIMEOUT_MS", ms)) so.framing_limits.read_timeout = ms;
@@ -86,6 +87,7 @@ int client(const Options& o) {
   }
   co.framing = o.framing;
   co.codec = o.codec;
+  if (o.max_depth) co.codec_limits.max_depth = *o.max_depth;
   co.timeout = o.timeout_ms;
   co.retries = o.retries;
   co.verbose = o.verbose;

@@ -8,6 +8,8 @@ namespace weft::cli {
 
 namespace {
 
+constexpr unsigned long long kMaxDepthLimit = 10000;
+
 bool parse_u64(const std::string& s, unsigned long long max, unsigned long long& out) {
   if (s.empty() || s.size() > 19) return false;
   for (char c : s)
@@ -53,7 +55,7 @@ std::string usage(Command c) {
   switch (c) {
     case Command::Serve:
       return "Usage: weft serve (--stdio | --unix PATH | --tcp HOST:PORT) [--framing lsp|ndjson|len32be|len32le]\n"
-             "                  [--codec json|msgpack] [--demo]\n"
+             "                  [--codec json|msgpack] [--max-depth N] [--demo]\n"
              "\n"
              "Serve JSON-RPC 2.0. rpc.ping and rpc.discover are always there; --demo adds\n"
              "subtract, add, sum, update, notify_hello, notify_sum, get_data, echo, fail and sleep.\n"
@@ -64,6 +66,8 @@ std::string usage(Command c) {
              "  --tcp HOST:PORT    TCP (use a loopback address; port 0 picks one)\n"
              "  --framing F        lsp (default on stdio), ndjson, len32be (default on sockets), len32le\n"
              "  --codec C          json (default) or msgpack\n"
+             "  --max-depth N      accept messages nested up to N levels (1 to 10000, default 128);\n"
+             "                     deeper ones are answered -32600 with id null\n"
              "  --demo             register the demo methods\n"
              "\n"
              "SIGINT/SIGTERM: stop accepting, let in-flight requests finish (5 s grace), remove\n"
@@ -73,7 +77,7 @@ std::string usage(Command c) {
       const bool call = c == Command::Call;
       std::string s = std::string("Usage: weft ") + command_name(c) +
                       " (--unix PATH | --tcp HOST:PORT | --exec CMD) [--framing F] [--codec C]\n"
-                      "                 [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n\n";
+                      "                 [--max-depth N] [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n\n";
       s += call ? "Send one request and print its result as JSON on stdout.\n"
                 : "Send one notification; exit 0 once it is written.\n";
       s += "\n"
@@ -83,6 +87,7 @@ std::string usage(Command c) {
            "  --exec CMD         run CMD with /bin/sh -c and talk over its stdin/stdout\n"
            "  --framing F        lsp (default with --exec), ndjson, len32be (default on sockets), len32le\n"
            "  --codec C          json (default) or msgpack\n"
+           "  --max-depth N      accept replies nested up to N levels (1 to 10000, default 128)\n"
            "  --timeout MS       give up after MS milliseconds (exit 4); default: wait\n"
            "  --retries N        connection refused / no socket: retry N times (default 3),\n"
            "                     backoff 100 ms, 200 ms, 400 ms, ... plus jitter\n"
@@ -206,6 +211,14 @@ Parsed parse(const std::vector<std::string>& args) {
       CodecKind k;
       if (!parse_codec_name(v, k)) return err("unknown codec '" + v + "' (json, msgpack)");
       o.codec = k;
+    } else if (a == "--max-depth") {
+      // The encoders recurse over a value, so the limit also bounds the stack
+      // an echoed value costs: 10000 levels is far past any real message.
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, kMaxDepthLimit, n) || n == 0)
+        return err("--max-depth expects an integer from 1 to " + std::to_string(kMaxDepthLimit) + ", got '" + v + "'");
+      o.max_depth = static_cast<std::size_t>(n);
     } else if (a == "--demo" && serve) {
       if (!no_value()) return out;
       o.demo = true;

@@ -1,6 +1,7 @@
 // options.h — parsing the `weft` command line (no I/O; unit-tested).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct Options {
   std::optional<Framing> framing;
   CodecKind codec = CodecKind::Json;
   bool demo = false;
+  std::optional<std::size_t> max_depth;  // --max-depth: CodecLimits::max_depth (unset: the core's default)
   std::optional<Millis> timeout_ms;
   int retries = 3;
   bool verbose = false;

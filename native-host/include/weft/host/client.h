@@ -25,6 +25,7 @@ struct ClientOptions {
   Endpoint endpoint;
   std::optional<Framing> framing;  // nullopt → lsp for Exec, len32be for sockets
   CodecKind codec = CodecKind::Json;
+  CodecLimits codec_limits;        // max_depth: nesting accepted in the reply (codec.h)
   std::optional<Millis> timeout;   // per request (and per connect attempt)
   // Connection refused / socket missing: retry up to `retries` times after
   // backoff_ms·2^k (k = 0, 1, …) plus up to 25 % random jitter.

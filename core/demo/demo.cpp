@@ -1,6 +1,9 @@
 // The example methods of JSON-RPC 2.0 §7, served identically by every weft
 // build so the shared vectors and the demos agree byte for byte.
-#include "weft/demo.h"
+#include "demo.h"
+
+#include <cstdint>
+#include <string>
 
 namespace weft {
 namespace {
@@ -79,8 +82,13 @@ void register_demo_methods(Peer& peer) {
       }),
       std::nullopt, "the sum of an array of numbers");
 
+  // Methods, not notification handlers: §7 notifies them, but a request to a
+  // method that exists must be answered (here with null), never -32601; a
+  // notification to a method is still not answered (§4.1).
   for (const char* sink : {"update", "notify_hello", "notify_sum"})
-    peer.notification(sink, [](const json&) {});
+    peer.method(
+        sink, SyncHandler([](const json&) -> Result<json> { return json(nullptr); }), std::nullopt,
+        "accepts any params; a request is answered with null");
 
   ParamSpec none;
   peer.method(
@@ -98,10 +106,14 @@ void register_demo_methods(Peer& peer) {
   peer.method(
       "fail",
       SyncHandler([](const json& p) -> Result<json> {
-        const auto c = p["code"];
-        if (c.is_number_unsigned() || c.get<std::int64_t>() < INT32_MIN || c.get<std::int64_t>() > INT32_MAX)
-          return Error(code::kInvalidParams, "Invalid params: \"code\" must fit a 32-bit integer");
-        Error e(static_cast<int>(c.get<std::int64_t>()), p["message"].get<std::string>());
+        // Error::code is an int; §5.1 puts no sign on a code, so every
+        // 32-bit integer is accepted (4242 as well as -32010). nlohmann holds
+        // non-negative integers as unsigned, hence as_int64.
+        std::int64_t c;
+        if (!as_int64(p["code"], c) || c < INT32_MIN || c > INT32_MAX)
+          return Error(code::kInvalidParams,
+                       "Invalid params: \"code\" must be an integer from -2147483648 to 2147483647");
+        Error e(static_cast<int>(c), p["message"].get<std::string>());
         if (auto d = p.find("data"); d != p.end()) e.data = *d;
         return e;
       }),
