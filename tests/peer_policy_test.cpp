@@ -1,0 +1,521 @@
+// The Peer's policies (commit 4accc44): role and foreign-message filtering,
+// cancellation answered by the core, the discard and inspect hooks,
+// undelivered(), non-finite ids, classify(Envelope&&), Diagnostic::error.
+// One TEST_CASE per rule, each asserting the exact bytes sent (or discarded)
+// and the callbacks run.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <initializer_list>
+#include <utility>
+
+#include "weft/weft.h"
+#include "peer_loop.h"
+
+using namespace weft;
+
+using weft::test::Loop;
+
+namespace {
+
+std::string text_of(const Outgoing& o) {
+  std::string s;
+  write_json(o, s);
+  return s;
+}
+
+// Loop (peer_loop.h) rebuilt with the PeerOptions it leaves unset (role,
+// ignore_foreign, discard, inspect): also keeps the full diagnostics, what
+// was discarded (as JSON text) and the last Outgoing sent (for undelivered()).
+struct PolicyLoop : Loop {
+  std::vector<Diagnostic> full;
+  std::vector<std::string> discarded;
+  std::vector<Outgoing> out;
+  explicit PolicyLoop(const std::function<void(PeerOptions&)>& set = {}) {
+    PeerOptions o;
+    o.send = [this](Outgoing&& m) {
+      sent.push_back(text_of(m));
+      out.push_back(std::move(m));
+    };
+    o.diagnostic = [this](const Diagnostic& d) {
+      diags.push_back(d.kind);
+      full.push_back(d);
+    };
+    o.discard = [this](Outgoing&& m) { discarded.push_back(text_of(m)); };
+    if (set) set(o);
+    peer = std::make_unique<Peer>(std::move(o));
+  }
+  // The peer may call discard/diagnostic while closing: it goes before our members.
+  ~PolicyLoop() { peer.reset(); }
+  std::size_t count(Diagnostic::Kind k) const { return std::count(diags.begin(), diags.end(), k); }
+};
+
+// Registers "echo" (sync: returns params) and counts how often it ran.
+void add_echo(Peer& p, int& runs) {
+  p.method("echo", SyncHandler([&runs](const json& params) -> Result<json> {
+             ++runs;
+             return params;
+           }));
+}
+
+// An Item as comparable text: the message's JSON, or the Invalid's fields.
+std::string item_text(const Item& item) {
+  if (const auto* bad = std::get_if<Invalid>(&item))
+    return "Invalid id=" + bad->id.to_string() + " code=" + std::to_string(bad->error.code) + " msg=" +
+           bad->error.message + " reply=" + std::to_string(bad->reply) + " foreign=" +
+           std::to_string(bad->foreign) + " call=" + std::to_string(bad->call);
+  return std::visit(
+      [](const auto& m) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(m)>, Invalid>) return "";
+        else return to_json_text(Message(m));
+      },
+      item);
+}
+
+}  // namespace
+
+// ---- 1. Role ------------------------------------------------------------------
+
+TEST_CASE("Role::Client ignores incoming calls and still settles its own calls", "[policy]") {
+  PolicyLoop l([](PeerOptions& o) { o.role = Role::Client; });
+  int runs = 0, notes = 0;
+  add_echo(*l.peer, runs);
+  l.peer->notification("note", [&](const json&) { ++notes; });
+
+  SECTION("a request and a notification: nothing sent, no handler, IgnoredMessage") {
+    l.in(R"({"jsonrpc":"2.0","method":"echo","params":[1],"id":1})");
+    l.in(R"({"jsonrpc":"2.0","method":"note","params":[1]})");
+    CHECK(l.sent.empty());
+    CHECK(runs == 0);
+    CHECK(notes == 0);
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage,
+                                                   Diagnostic::Kind::IgnoredMessage});
+  }
+  SECTION("a response settles the pending call") {
+    std::optional<Result<json>> got;
+    REQUIRE(l.peer->call("up", std::nullopt, [&](Result<json> r) { got = std::move(r); }, {}, 0).ok());
+    REQUIRE(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","method":"up","id":1})"});
+    l.in(R"({"jsonrpc":"2.0","result":"yes","id":1})");
+    REQUIRE(got);
+    REQUIRE(got->ok());
+    CHECK(got->value() == "yes");
+    CHECK(l.peer->pending() == 0);
+    CHECK(l.sent.size() == 1);
+    CHECK(l.diags.empty());
+  }
+  SECTION("in a batch only the call elements are dropped") {
+    std::optional<Result<json>> got;
+    REQUIRE(l.peer->call("up", std::nullopt, [&](Result<json> r) { got = std::move(r); }, {}, 0).ok());
+    l.in(R"([{"jsonrpc":"2.0","method":"echo","params":[1],"id":7},)"
+         R"({"jsonrpc":"2.0","result":42,"id":1},)"
+         R"({"jsonrpc":"2.0","method":"note"}])");
+    REQUIRE(got);
+    REQUIRE(got->ok());
+    CHECK(got->value() == 42);
+    CHECK(runs == 0);
+    CHECK(notes == 0);
+    CHECK(l.sent.size() == 1);  // only the call made above: no batch answer
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage});
+    REQUIRE(l.full.size() == 1);
+    CHECK(l.full[0].message == "2 message(s) not for this endpoint; ignored");
+  }
+  SECTION("an invalid element that has a \"method\" member is ignored") {
+    l.in(R"({"jsonrpc":"2.0","method":5,"id":1})");
+    l.in(R"({"jsonrpc":"2.0","method":"echo","params":7,"id":2})");
+    CHECK(l.sent.empty());
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage,
+                                                   Diagnostic::Kind::IgnoredMessage});
+  }
+}
+
+TEST_CASE("Role::Server ignores incoming responses and serves requests", "[policy]") {
+  PolicyLoop l([](PeerOptions& o) { o.role = Role::Server; });
+  int runs = 0;
+  add_echo(*l.peer, runs);
+
+  SECTION("a response leaves the pending call pending") {
+    bool settled = false;
+    REQUIRE(l.peer->call("up", std::nullopt, [&](Result<json>) { settled = true; }, {}, 0).ok());
+    l.in(R"({"jsonrpc":"2.0","result":1,"id":1})");
+    l.in(R"({"jsonrpc":"2.0","error":{"code":-1,"message":"no"},"id":1})");
+    CHECK_FALSE(settled);
+    CHECK(l.peer->pending() == 1);
+    CHECK(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","method":"up","id":1})"});
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage,
+                                                   Diagnostic::Kind::IgnoredMessage});
+  }
+  SECTION("requests are served") {
+    l.in(R"({"jsonrpc":"2.0","method":"echo","params":[1],"id":1})");
+    CHECK(runs == 1);
+    CHECK(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","result":[1],"id":1})"});
+    CHECK(l.diags.empty());
+  }
+  SECTION("in a batch only the responses are dropped") {
+    l.in(R"([{"jsonrpc":"2.0","result":1,"id":9},{"jsonrpc":"2.0","method":"echo","params":[2],"id":2}])");
+    CHECK(runs == 1);
+    CHECK(l.sent == std::vector<std::string>{R"([{"jsonrpc":"2.0","result":[2],"id":2}])"});
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage});
+  }
+  SECTION("a malformed response is ignored, not reported as InvalidResponse") {
+    l.in(R"({"jsonrpc":"2.0","result":1})");                       // no id
+    l.in(R"({"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":3})");  // both
+    CHECK(l.sent.empty());
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage,
+                                                   Diagnostic::Kind::IgnoredMessage});
+  }
+}
+
+// ---- 2. Foreign values ---------------------------------------------------------
+
+TEST_CASE("ignore_foreign ignores values without jsonrpc 2.0 unless mixed into a batch", "[policy]") {
+  SECTION("ignore_foreign = true") {
+    PolicyLoop l([](PeerOptions& o) { o.ignore_foreign = true; });
+    int runs = 0;
+    add_echo(*l.peer, runs);
+    l.in(R"({"hello":1})");
+    l.in(R"({"jsonrpc":"1.0","method":"echo","id":1})");
+    l.in("42");
+    CHECK(l.sent.empty());
+    CHECK(runs == 0);
+    CHECK(l.count(Diagnostic::Kind::IgnoredMessage) == 3);
+
+    l.in(R"([1,{"hello":1},{"jsonrpc":"1.0","method":"echo","id":2}])");  // all foreign
+    CHECK(l.sent.empty());
+    CHECK(l.count(Diagnostic::Kind::IgnoredMessage) == 4);
+
+    // Mixed: processed, and the foreign elements are answered -32600 in the batch answer.
+    l.in(R"([{"hello":1},{"jsonrpc":"2.0","method":"echo","params":[5],"id":3},7])");
+    CHECK(runs == 1);
+    REQUIRE(l.sent.size() == 1);
+    CHECK(l.sent[0] ==
+          R"j([{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: no \"method\" member"},"id":null},)j"
+          R"j({"jsonrpc":"2.0","result":[5],"id":3},)j"
+          R"j({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: expected an object, got a number"},"id":null}])j");
+  }
+  SECTION("default (false): answered -32600 as before") {
+    PolicyLoop l;
+    int runs = 0;
+    add_echo(*l.peer, runs);
+    l.in(R"({"hello":1})");
+    l.in(R"({"jsonrpc":"1.0","method":"echo","id":1})");
+    l.in("42");
+    l.in(R"([1,{"hello":1}])");
+    CHECK(runs == 0);
+    CHECK(l.diags.empty());
+    CHECK(l.sent == std::vector<std::string>{
+                        R"j({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: no \"method\" member"},"id":null})j",
+                        R"j({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be exactly \"2.0\""},"id":1})j",
+                        R"j({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: expected an object, got a number"},"id":null})j",
+                        R"j([{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: expected an object, got a number"},"id":null},)j"
+                        R"j({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: no \"method\" member"},"id":null}])j"});
+  }
+}
+
+// ---- 3. Cancellation -------------------------------------------------------------
+
+TEST_CASE("$/cancelRequest answers -32800 at once and a later reply is discarded", "[policy]") {
+  PolicyLoop l;
+  Reply held;
+  bool cancel_seen = false;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held = std::move(r); }));
+  int runs = 0;
+  add_echo(*l.peer, runs);
+
+  SECTION("single request") {
+    l.in(R"({"jsonrpc":"2.0","method":"hold","id":"h"})");
+    held.on_cancel([&] { cancel_seen = true; });
+    CHECK(l.sent.empty());
+    l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"h"}})");
+    CHECK(cancel_seen);
+    CHECK(l.sent == std::vector<std::string>{
+                        R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"h"})"});
+    CHECK(l.peer->in_flight() == 0);
+    CHECK(l.discarded.empty());
+    held.ok("late");
+    CHECK(l.sent.size() == 1);
+    CHECK(l.discarded == std::vector<std::string>{R"({"jsonrpc":"2.0","result":"late","id":null})"});
+    CHECK(l.count(Diagnostic::Kind::LateReply) == 1);
+  }
+  SECTION("an answer from on_cancel replaces the -32800") {
+    l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) {
+      held = std::move(r);
+      held.on_cancel([&] { held.error(Error(-1, "stopped early")); });
+    }));
+    l.in(R"({"jsonrpc":"2.0","method":"hold","id":4})");
+    l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":4}})");
+    CHECK(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","error":{"code":-1,"message":"stopped early"},"id":4})"});
+    CHECK(l.discarded.empty());
+    held.ok("ignored");  // already answered: the Reply is done, nothing anywhere
+    CHECK(l.sent.size() == 1);
+    CHECK(l.discarded.empty());
+  }
+  SECTION("inside a batch the -32800 takes the element's place") {
+    l.in(R"([{"jsonrpc":"2.0","method":"hold","id":1},{"jsonrpc":"2.0","method":"echo","params":["e"],"id":2}])");
+    CHECK(l.sent.empty());  // the batch waits for "hold"
+    l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}})");
+    CHECK(l.sent == std::vector<std::string>{
+                        R"([{"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":1},)"
+                        R"({"jsonrpc":"2.0","result":["e"],"id":2}])"});
+    held.ok("late");
+    CHECK(l.sent.size() == 1);
+    CHECK(l.discarded == std::vector<std::string>{R"({"jsonrpc":"2.0","result":"late","id":null})"});
+  }
+  SECTION("a cancel within the same batch") {
+    l.in(R"([{"jsonrpc":"2.0","method":"hold","id":1},{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}])");
+    CHECK(l.sent == std::vector<std::string>{
+                        R"([{"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":1}])"});
+  }
+}
+
+// ---- 4. discard -------------------------------------------------------------------
+
+TEST_CASE("discard receives exactly once every answer the peer will not send", "[policy]") {
+  PolicyLoop l;
+  std::vector<Reply> held;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held.push_back(std::move(r)); }));
+  l.peer->method("echo", SyncHandler([](const json& p) -> Result<json> { return p; }));
+
+  // A reply after cancellation.
+  l.in(R"({"jsonrpc":"2.0","method":"hold","id":"c"})");
+  l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}})");
+  held.at(0).ok("after-cancel");
+  // The result of a sync handler called as a notification.
+  l.in(R"({"jsonrpc":"2.0","method":"echo","params":["as-notification"]})");
+  // A batch cut short by close(): "echo" answered and held, "hold" unanswered.
+  l.in(R"([{"jsonrpc":"2.0","method":"echo","params":["held-in-batch"],"id":"b1"},)"
+       R"({"jsonrpc":"2.0","method":"hold","id":"b2"}])");
+  // A single request still being served at close().
+  l.in(R"({"jsonrpc":"2.0","method":"hold","id":"s"})");
+  REQUIRE(held.size() == 3);
+  l.peer->close();
+  held.at(1).ok("batch-after-close");
+  held.at(2).ok("single-after-close");
+
+  CHECK(l.sent == std::vector<std::string>{
+                      R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"c"})"});
+  CHECK(l.discarded == std::vector<std::string>{
+                           R"({"jsonrpc":"2.0","result":"after-cancel","id":null})",
+                           R"({"jsonrpc":"2.0","result":["as-notification"],"id":null})",
+                           R"({"jsonrpc":"2.0","result":["held-in-batch"],"id":"b1"})",
+                           R"({"jsonrpc":"2.0","result":"batch-after-close","id":null})",
+                           R"({"jsonrpc":"2.0","result":"single-after-close","id":null})"});
+  // Each answer ends in exactly one of send or discard.
+  for (const char* tag : {"after-cancel", "as-notification", "held-in-batch", "batch-after-close",
+                          "single-after-close", "Request cancelled"}) {
+    int n = 0;
+    for (const auto& s : l.sent) n += s.find(tag) != std::string::npos;
+    for (const auto& s : l.discarded) n += s.find(tag) != std::string::npos;
+    INFO(tag);
+    CHECK(n == 1);
+  }
+  // Replies destroyed unanswered later (they are all done here) add nothing.
+  held.clear();
+  CHECK(l.discarded.size() == 5);
+}
+
+// ---- 5. inspect -------------------------------------------------------------------
+
+TEST_CASE("inspect sees params before a ParamSpec and in $/cancelRequest, not without a spec", "[policy]") {
+  std::vector<json> inspected;
+  PolicyLoop l([&](PeerOptions& o) {
+    o.inspect = [&](json& p) {
+      inspected.push_back(p);
+      if (p == json{{"ph", 1}}) p = json{{"a", 1}, {"b", 2}};
+      if (p == json{{"ph", 2}}) p = json{{"id", "h"}};
+    };
+  });
+  ParamSpec spec;
+  spec.params = {{"a", ParamType::Integer}, {"b", ParamType::Integer}};
+  json seen_spec, seen_plain;
+  l.peer->method("sum", SyncHandler([&](const json& p) -> Result<json> {
+                   seen_spec = p;
+                   return json(p["a"].get<int>() + p["b"].get<int>());
+                 }),
+                 spec);
+  l.peer->method("plain", SyncHandler([&](const json& p) -> Result<json> {
+                   seen_plain = p;
+                   return json(nullptr);
+                 }));
+  Reply held;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held = std::move(r); }));
+
+  l.in(R"({"jsonrpc":"2.0","method":"sum","params":{"ph":1},"id":1})");
+  CHECK(seen_spec == json{{"a", 1}, {"b", 2}});
+  CHECK(inspected == std::vector<json>{json{{"ph", 1}}});
+
+  l.in(R"({"jsonrpc":"2.0","method":"plain","params":{"ph":1},"id":2})");
+  CHECK(seen_plain == json{{"ph", 1}});
+  CHECK(inspected.size() == 1);  // no spec: not inspected
+
+  l.in(R"({"jsonrpc":"2.0","method":"hold","id":"h"})");
+  CHECK(inspected.size() == 1);  // no spec: not inspected
+  l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"ph":2}})");
+  CHECK(inspected == std::vector<json>{json{{"ph", 1}}, json{{"ph", 2}}});
+
+  CHECK(l.sent == std::vector<std::string>{
+                      R"({"jsonrpc":"2.0","result":3,"id":1})",
+                      R"({"jsonrpc":"2.0","result":null,"id":2})",
+                      R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"h"})"});
+}
+
+// ---- 6. undelivered ------------------------------------------------------------------
+
+TEST_CASE("undelivered fails a request, re-answers a result, reports the rest", "[policy]") {
+  PolicyLoop l;
+  l.peer->method("echo", SyncHandler([](const json& p) -> Result<json> { return p; }));
+  l.peer->method("fail", SyncHandler([](const json&) -> Result<json> { return Error(-5, "nope"); }));
+  const Error why(code::kInternalError, "DataCloneError");
+
+  SECTION("a request: its call fails with kClosed") {
+    std::optional<Error> got;
+    REQUIRE(l.peer->call("up", std::nullopt, [&](Result<json> r) { got = r.error(); }, {}, 0).ok());
+    REQUIRE(l.out.size() == 1);
+    l.peer->undelivered(l.out[0], why);
+    REQUIRE(got);
+    CHECK(got->code == code::kClosed);
+    CHECK_THAT(got->message, Catch::Contains("Transport send failed"));
+    CHECK(l.peer->pending() == 0);
+    CHECK(l.sent.size() == 1);
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed});
+  }
+  SECTION("a result: answered again as -32603 with the same id") {
+    l.in(R"({"jsonrpc":"2.0","method":"echo","params":[1],"id":"r"})");
+    REQUIRE(l.out.size() == 1);
+    l.peer->undelivered(l.out[0], why);
+    REQUIRE(l.sent.size() == 2);
+    CHECK(l.sent[1] ==
+          R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":"r"})");
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed});
+  }
+  SECTION("an error response or a notification: only SendFailed") {
+    l.in(R"({"jsonrpc":"2.0","method":"fail","id":1})");
+    REQUIRE(l.peer->notify("n", json::array({1})).ok());
+    REQUIRE(l.out.size() == 2);
+    l.peer->undelivered(l.out[0], why);
+    l.peer->undelivered(l.out[1], why);
+    CHECK(l.sent.size() == 2);
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed, Diagnostic::Kind::SendFailed});
+    REQUIRE(l.full.size() == 2);
+    REQUIRE(l.full[0].error);
+    CHECK(*l.full[0].error == why);
+  }
+  SECTION("a batch of results is answered again as a batch") {
+    l.in(R"([{"jsonrpc":"2.0","method":"echo","params":[1],"id":1},{"jsonrpc":"2.0","method":"echo","params":[2],"id":2}])");
+    REQUIRE(l.out.size() == 1);
+    REQUIRE(l.out[0].batch);
+    l.peer->undelivered(l.out[0], why);
+    REQUIRE(l.sent.size() == 2);
+    CHECK(l.sent[1] ==
+          R"([{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":1},)"
+          R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":2}])");
+  }
+}
+
+// ---- 7. Non-finite ids ---------------------------------------------------------------
+
+TEST_CASE("a non-finite number id is an invalid id", "[policy]") {
+  PolicyLoop l;
+  int runs = 0;
+  add_echo(*l.peer, runs);
+  const char* expected =
+      R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \"id\" must be a string, number or null, got a non-finite number"},"id":null})";
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+    INFO(bad);
+    CHECK_FALSE(Id::from_json(json(bad)).has_value());
+    Document d;
+    d.value = json{{"jsonrpc", "2.0"}, {"method", "echo"}, {"params", json::array({1})}, {"id", bad}};
+    l.sent.clear();
+    l.peer->receive(std::move(d));
+    CHECK(l.sent == std::vector<std::string>{expected});
+  }
+  CHECK(runs == 0);
+}
+
+// ---- 8. classify(Envelope&&) ------------------------------------------------------------
+
+TEST_CASE("classify(Envelope) gives the Items that classify() gives the same JSON object", "[policy]") {
+  auto via_document = [](const std::string& text, std::optional<std::string> lexeme = std::nullopt) {
+    Document d;
+    d.value = json::parse(text);
+    if (lexeme) d.id_lexemes.push_back({-1, *lexeme});
+    Incoming in = classify(std::move(d));
+    REQUIRE_FALSE(in.batch);
+    REQUIRE(in.items.size() == 1);
+    return item_text(in.items[0]);
+  };
+  auto envelope = [](const std::string& text, std::optional<std::string> lexeme = std::nullopt) {
+    json v = json::parse(text);
+    Envelope e;
+    const std::initializer_list<std::pair<const char*, std::optional<json>*>> members = {
+        {"jsonrpc", &e.jsonrpc}, {"method", &e.method}, {"params", &e.params},
+        {"id", &e.id},           {"result", &e.result}, {"error", &e.error}};
+    for (auto [key, slot] : members)
+      if (auto it = v.find(key); it != v.end()) *slot = *it;
+    e.id_lexeme = std::move(lexeme);
+    return item_text(classify(std::move(e)));
+  };
+
+  const std::string request = R"({"jsonrpc":"2.0","method":"sum","params":[1,2],"id":3})";
+  CHECK(envelope(request) == via_document(request));
+  CHECK(envelope(request) == R"({"jsonrpc":"2.0","method":"sum","params":[1,2],"id":3})");
+
+  const std::string lexeme_request = R"({"jsonrpc":"2.0","method":"m","params":{"a":1},"id":1.50})";
+  CHECK(envelope(lexeme_request, "1.50") == via_document(lexeme_request, "1.50"));
+  CHECK(envelope(lexeme_request, "1.50") == R"({"jsonrpc":"2.0","method":"m","params":{"a":1},"id":1.50})");
+
+  const std::string notification = R"({"jsonrpc":"2.0","method":"note","params":{"x":null}})";
+  CHECK(envelope(notification) == via_document(notification));
+  CHECK(envelope(notification) == notification);
+
+  const std::string result = R"({"jsonrpc":"2.0","result":{"k":[true]},"id":"r"})";
+  CHECK(envelope(result) == via_document(result));
+  CHECK(envelope(result) == result);
+
+  const std::string error = R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"nope","data":[1]},"id":5})";
+  CHECK(envelope(error) == via_document(error));
+  CHECK(envelope(error) == error);
+
+  const std::string bad_version = R"({"jsonrpc":"1.0","method":"x","id":1})";
+  CHECK(envelope(bad_version) == via_document(bad_version));
+  CHECK(envelope(bad_version) ==
+        R"(Invalid id=1 code=-32600 msg=Invalid Request: "jsonrpc" must be exactly "2.0" reply=1 foreign=1 call=1)");
+
+  const std::string no_version_response = R"({"result":1,"id":2})";
+  CHECK(envelope(no_version_response) == via_document(no_version_response));
+  CHECK(envelope(no_version_response) ==
+        R"(Invalid id=2 code=-32600 msg=Invalid Request: response "jsonrpc" must be exactly "2.0" reply=0 foreign=1 call=0)");
+}
+
+// ---- 9. Diagnostic::error ---------------------------------------------------------------
+
+TEST_CASE("Diagnostic::error is set for ErrorWithoutId and NotificationFailed", "[policy]") {
+  PolicyLoop l;
+  l.peer->method("fail", SyncHandler([](const json&) -> Result<json> { return Error(-7, "sync failed"); }));
+  l.peer->method("afail", MethodHandler([](json, Reply r, const CallInfo&) { r.error(Error(-8, "async failed")); }));
+  ParamSpec spec;
+  spec.params = {{"n", ParamType::Integer}};
+  l.peer->notification("typed", [](const json&) {}, spec);
+
+  l.in(R"({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null})");
+  l.in(R"({"jsonrpc":"2.0","method":"fail"})");
+  l.in(R"({"jsonrpc":"2.0","method":"afail"})");
+  l.in(R"({"jsonrpc":"2.0","method":"typed","params":{"n":"x"}})");
+  CHECK(l.sent.empty());
+
+  REQUIRE(l.full.size() == 4);
+  CHECK(l.full[0].kind == Diagnostic::Kind::ErrorWithoutId);
+  REQUIRE(l.full[0].error);
+  CHECK(*l.full[0].error == Error(-32700, "Parse error"));
+  for (std::size_t i = 1; i < 4; ++i) {
+    INFO(i);
+    CHECK(l.full[i].kind == Diagnostic::Kind::NotificationFailed);
+    CHECK(l.full[i].error.has_value());
+  }
+  if (l.full[1].error) CHECK(*l.full[1].error == Error(-7, "sync failed"));
+  if (l.full[2].error) CHECK(*l.full[2].error == Error(-8, "async failed"));
+  if (l.full[3].error)
+    CHECK(*l.full[3].error == Error(code::kInvalidParams, "Invalid params: \"n\" must be an integer, got a string"));
+}
