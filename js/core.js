@@ -1,29 +1,25 @@
 // The JS side of the WebAssembly core: moves messages, converts values,
 // keeps the one timer per endpoint. Every protocol decision — validation,
-// error codes, id correlation, batch rules, timeouts, cancellation — is made
-// by the C++ core (wasm/weft_wasm.cpp); nothing here re-implements it.
+// error codes, id correlation, batch rules, roles, foreign messages,
+// cancellation answers, send failures, timeouts — is made by the C++ core;
+// nothing here re-implements one.
 //
-// Payload convention (see weft_wasm.cpp): params/result/error.data stay here,
-// numbered; the core holds a marker of the right JSON type in their place.
-// Incoming messages reach the core as a descriptor of their members (or, for
-// unusual shapes, as envelope JSON text with {"":N} / [{"":N}] in place of
-// payloads); outgoing ones leave it as numeric records from which the plain
-// objects are built here.
+// The boundary is declared once, in wasm/abi.h; its numbers come from
+// dist/weft_abi.js, generated from the module at build time.
+//  * Incoming messages are described member by member in descriptor records
+//    (D_*); the core rebuilds and judges them (wasm/records.cpp).
+//  * Outgoing messages arrive as records (R_*) and are built here.
+//  * Payloads (params, result, error.data) never cross: they stay here and
+//    the core holds handles (wasm/payloads.h). An outbound handle (a value
+//    handed to the core) is released in exactly one place, `_record()`, when
+//    the core hands it back — sent or discarded; its generation is checked
+//    there. Inbound values (in a message being received) live on a stack
+//    for the duration of the receive.
 import { loadModule } from './loader.js';
+import * as A from '../dist/weft_abi.js';
 
-/** Error codes the core uses (weft/error.h). */
-export const ErrorCode = Object.freeze({
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  ServerError: -32000,
-  Timeout: -32001,
-  Closed: -32002,
-  Overloaded: -32003,
-  RequestCancelled: -32800,
-});
+/** Error codes the core uses (weft/error.h, via wasm/abi.h). */
+export const ErrorCode = A.CODES;
 
 export class RPCError extends Error {
   constructor(code, message, data) {
@@ -34,11 +30,15 @@ export class RPCError extends Error {
   }
 }
 
-const DIAG = ['UnknownResponse', 'InvalidResponse', 'UnhandledNotification', 'NotificationFailed',
-  'ErrorWithoutId', 'LateReply', 'BadFrame'];
+const NO_TIMEOUT = A.TIMEOUT_NONE;  // one call without a deadline (CallOptions::no_timeout)
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
-const NO_TIMEOUT = -2;  // "no timeout" for one call (CallOptions::no_timeout); -1 is the default
-const now = typeof performance === 'object' ? () => performance.now() : () => Date.now();
+// The host's clock (the core has none): monotonic milliseconds and one timer.
+// Endpoint option `clock` replaces it, e.g. with a simulated one in tests.
+const systemClock = {
+  now: typeof performance === 'object' ? () => performance.now() : () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (t) => clearTimeout(t),
+};
 
 // ---- module state ----------------------------------------------------------
 let M = null;      // the Emscripten module
@@ -46,16 +46,14 @@ let X = null;      // its raw exports
 let loadError = null;
 const hosts = [];  // core handle → endpoint
 const waiting = new Set();
-const inSlots = [];  // payloads of the message being received (a stack: receive may re-enter)
+const inSlots = [];  // inbound payloads (a stack: a receive may re-enter)
 let inTop = 0;       // inSlots in use
+const INDEX = 2 ** A.PAY_INDEX_BITS;
+const GEN_MAX = 2 ** (52 - A.PAY_INDEX_BITS) - 1;  // handles stay below PAY_INBOUND_BASE
+const FREE = Symbol('free');  // an outbound slot no handle refers to
 const dec = new TextDecoder();
 const enc = new TextEncoder();
-let inPtr = 0, inCap = 0, statusPtr = 0, descPtr = 0;
-// Lone surrogates make JSON text the core rejects; messages holding them take
-// the envelope text path so that they are judged exactly as before.
-const wellFormed = typeof String.prototype.isWellFormed === 'function'
-  ? (s) => s.isWellFormed()
-  : (s) => !/[\uD800-\uDFFF]/.test(s);
+let inPtr = 0, inCap = 0, statusPtr = 0, descPtr = 0, descCap = 0;
 
 function str(p, n) {
   const heap = M.HEAPU8;
@@ -79,23 +77,28 @@ function reserve(bytes) {
 }
 
 // Writes `s` as UTF-8 into the input buffer at `at`; returns the byte count.
-// `strict`: returns -1 instead if `s` has lone surrogates (see wellFormed).
-function put(s, at = 0, strict = false) {
+// (Lone surrogates become U+FFFD, as TextEncoder writes them.)
+function put(s, at = 0) {
   reserve(at + s.length * 3 + 1);
   const heap = M.HEAPU8;
   const base = inPtr + at;
   const len = s.length;
   for (let i = 0; i < len; i++) {
     const c = s.charCodeAt(i);
-    if (c > 127) {
-      if (strict && !wellFormed(s)) return -1;
-      return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
-    }
+    if (c > 127) return i + enc.encodeInto(s.slice(i), heap.subarray(base + i, inPtr + inCap)).written;
     heap[base + i] = c;
   }
   return len;
 }
-const putWell = (s, at) => put(s, at, true);
+
+// The descriptor array, room for `n` doubles; its index in HEAPF64.
+function desc(n) {
+  if (n > descCap) {
+    descCap = Math.max(n, descCap * 2, 256);
+    descPtr = X._weft_desc(descCap);
+  }
+  return descPtr >> 3;
+}
 
 function status(i) { return M.HEAPF64[(statusPtr >> 3) + i]; }
 function lastError() {
@@ -103,164 +106,104 @@ function lastError() {
   return new RPCError(e.code, e.message, e.data);
 }
 
-// ---- envelopes: JS message → text for the core ---------------------------
-// A value of the same JSON type as `v`, without its content: for fields the
-// core only type-checks when they are wrong (jsonrpc, method, id, params).
-function typeOnly(v) {
+// ---- descriptors: JS values → D_* records ----------------------------------
+function kindOf(v) {
   switch (typeof v) {
-    case 'string': return '""';
-    case 'number': case 'bigint': return '0';
-    case 'boolean': return v ? 'true' : 'false';
-    case 'object': return v === null ? 'null' : Array.isArray(v) ? '[]' : '{}';
-    default: return 'null';
+    case 'undefined': return A.VALUE_ABSENT;
+    case 'string': return A.VALUE_STRING;
+    case 'number': return Number.isFinite(v) ? A.VALUE_NUMBER : A.VALUE_NON_FINITE;
+    case 'boolean': return v ? A.VALUE_TRUE : A.VALUE_FALSE;
+    case 'bigint': return A.VALUE_NUMBER;
+    case 'object': return v === null ? A.VALUE_NULL : Array.isArray(v) ? A.VALUE_ARRAY : A.VALUE_OBJECT;
+    default: return A.VALUE_NULL;  // functions, symbols: not JSON; JSON.stringify would drop or null them
   }
 }
-function idText(v) {
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'true';  // NaN: not JSON → invalid id
-  return v === null ? 'null' : typeOnly(v);
-}
-function slot(v) { inSlots[inTop] = v; return inTop++; }
-// Envelope text path: which members of the message hold payload markers
-// (weft_wasm.cpp: kParamsSlot, kResultSlot, kDataSlot).
-let envBits = 0;
-function slotText(v, bit) { envBits |= bit; return '{"":' + slot(v) + '}'; }
-function inline(v) {
-  try { const t = JSON.stringify(v); return t === undefined ? 'null' : t; } catch { return typeOnly(v); }
+function slot(v) { inSlots[inTop] = v; return A.PAY_INBOUND_BASE + inTop++; }
+
+// A scalar member at F[d+k] (kind), F[d+k+1], F[d+k+2]; `at` is the next
+// free byte of the input buffer, returned updated.
+function scalar(F, d, k, v, at) {
+  const kind = kindOf(v);
+  F[d + k] = kind;
+  if (kind === A.VALUE_STRING) { const n = put(v, at); F[d + k + 1] = at; F[d + k + 2] = n; return at + n; }
+  if (kind === A.VALUE_NUMBER || kind === A.VALUE_NON_FINITE) F[d + k + 1] = Number(v);
+  return at;
 }
 
-function envelope(m, ep) {
-  envBits = 0;
-  if (m === null || typeof m !== 'object' || Array.isArray(m)) return typeOnly(m);
-  let s = '{';
-  let sep = '';
-  const j = m.jsonrpc;
-  if (j !== undefined) { s += '"jsonrpc":' + (j === '2.0' ? '"2.0"' : typeof j === 'string' ? JSON.stringify(j) : typeOnly(j)); sep = ','; }
-  const method = m.method;
-  if (method !== undefined) { s += sep + '"method":' + (typeof method === 'string' ? JSON.stringify(method) : typeOnly(method)); sep = ','; }
-  const p = m.params;
-  if (p !== undefined) {
-    s += sep + '"params":';
-    if (p === null || typeof p !== 'object') s += typeOnly(p);
-    else if (typeof method === 'string' && (ep.inspect.has(method) || method.startsWith('$/'))) s += inline(p);
-    else s += Array.isArray(p) ? '[' + slotText(p, 1) + ']' : slotText(p, 1);
-    sep = ',';
-  }
-  if ('result' in m) { s += sep + '"result":' + slotText(m.result, 2); sep = ','; }
-  const e = m.error;
-  if (e !== undefined) {
-    s += sep + '"error":';
-    if (e === null || typeof e !== 'object' || Array.isArray(e)) s += typeOnly(e);
-    else {
-      const c = e.code, msg = e.message;
-      s += '{"code":' + (typeof c === 'number' && Number.isFinite(c) ? String(c) : typeOnly(c)) +
-        ',"message":' + (typeof msg === 'string' ? JSON.stringify(msg) : typeOnly(msg));
-      if (e.data !== undefined) s += ',"data":' + slotText(e.data, 4);
-      s += '}';
-    }
-    sep = ',';
-  }
-  if (m.id !== undefined) s += sep + '"id":' + idText(m.id);
-  return s + '}';
-}
-
-// ---- descriptors: JS message → weft_receive_obj ----------------------------
-// Fills the descriptor (layout: weft_receive_obj in weft_wasm.cpp) for a
-// single message whose members have the usual types; false (nothing written,
-// no payload taken) when it needs the envelope text path instead.
-function describe(m, ep) {
-  if (m.jsonrpc !== '2.0') return false;
-  const method = m.method;
-  const p = m.params;
-  let at = 0, mlen = -1;
-  if (method !== undefined) {
-    if (typeof method !== 'string') return false;
-    if (p !== undefined && p !== null && typeof p === 'object' && (ep.inspect.has(method) || method.startsWith('$/'))) return false;  // inline params
-    mlen = putWell(method, 0);
-    if (mlen < 0) return false;
-    at = mlen;
-  }
-  if (p !== undefined && (p === null || typeof p !== 'object')) return false;
-  const e = m.error;
-  let elen = -1, eat = 0, code = 0, data;
-  if (e !== undefined) {
-    if (e === null || typeof e !== 'object' || Array.isArray(e)) return false;
-    code = e.code;
-    const msg = e.message;
-    if (!Number.isSafeInteger(code) || typeof msg !== 'string') return false;
-    elen = putWell(msg, at);
-    if (elen < 0) return false;
-    eat = at;
-    at += elen;
-    data = e.data;
-  }
+// Describes `m` (any value) in descriptor record `d`; returns the next free byte.
+function describe(F, d, m, at) {
+  for (let k = 0; k < A.D_SIZE; k++) F[d + k] = 0;
+  const shape = kindOf(m);
+  F[d + A.D_SHAPE] = shape;
+  if (shape !== A.VALUE_OBJECT) return at;
+  at = scalar(F, d, A.D_JSONRPC_KIND, m.jsonrpc, at);
+  at = scalar(F, d, A.D_METHOD_KIND, m.method, at);
   const id = m.id;
-  let ik = 0, iv = 0, ilen = 0, iat = 0;
-  if (id !== undefined) {
-    if (id === null) ik = 1;
-    else if (typeof id === 'string') {
-      ik = 3;
-      ilen = putWell(id, at);
-      if (ilen < 0) return false;
-      iat = at;
-      iv = ilen;
-    } else if (typeof id === 'number') {
-      if (Number.isSafeInteger(id)) { ik = 2; iv = id; }
-      else if (Number.isFinite(id)) { ik = 4; iv = id; iat = at; ilen = put(String(id), at); }
-      else return false;  // NaN, ±Infinity: not JSON
-    } else return false;
+  at = scalar(F, d, A.D_ID_KIND, id, at);
+  if (typeof id === 'number' && Number.isFinite(id) && (!Number.isSafeInteger(id) || Object.is(id, -0))) {
+    // The lexeme a JSON codec would have kept (String(-0) is "0": spell it).
+    const n = put(Object.is(id, -0) ? '-0.0' : String(id), at);
+    F[d + A.D_ID_B] = at; F[d + A.D_ID_C] = n; at += n;
   }
-  const F = M.HEAPF64;
-  const d = descPtr >> 3;
-  F[d] = mlen; F[d + 1] = 0;
-  if (p === undefined) F[d + 2] = 0;
-  else { F[d + 2] = Array.isArray(p) ? 2 : 1; F[d + 3] = slot(p); }
-  F[d + 5] = 'result' in m ? slot(m.result) : -1;
-  F[d + 6] = elen;
-  if (elen >= 0) { F[d + 7] = code; F[d + 8] = eat; F[d + 9] = data === undefined ? -1 : slot(data); }
-  F[d + 10] = ik;
-  if (ik === 3) { F[d + 11] = ilen; F[d + 12] = iat; }
-  else if (ik === 4) { F[d + 11] = iv; F[d + 12] = ilen; F[d + 13] = iat; }
-  else F[d + 11] = iv;
-  return true;
+  const p = m.params;
+  const pk = kindOf(p);
+  if (pk === A.VALUE_OBJECT || pk === A.VALUE_ARRAY) { F[d + A.D_PARAMS_KIND] = pk; F[d + A.D_PARAMS_A] = slot(p); }
+  else at = scalar(F, d, A.D_PARAMS_KIND, p, at);
+  // A result member that is present counts even when undefined (structured
+  // clone keeps it): the caller then gets undefined.
+  if ('result' in m) { F[d + A.D_RESULT_KIND] = A.VALUE_PAYLOAD; F[d + A.D_RESULT_A] = slot(m.result); }
+  const e = m.error;
+  const ek = kindOf(e);
+  F[d + A.D_ERROR_KIND] = ek;
+  if (ek === A.VALUE_OBJECT) {
+    at = scalar(F, d, A.D_CODE_KIND, e.code, at);
+    at = scalar(F, d, A.D_MESSAGE_KIND, e.message, at);
+    if (e.data !== undefined) { F[d + A.D_DATA_KIND] = A.VALUE_PAYLOAD; F[d + A.D_DATA_A] = slot(e.data); }
+  }
+  return at;
 }
 
-// ---- records: weft_wasm.cpp send_records → JS messages ---------------------
-const REC = 10;  // doubles per record (kRec)
+// ---- records: R_* → JS messages ---------------------------------------------
 function recId(F, r) {
-  switch (F[r + 1]) {
-    case 1: return F[r + 2];
-    case 2: return str(F[r + 2], F[r + 3]);
-    case 3: return Number(str(F[r + 2], F[r + 3]));  // the lexeme, as JSON.parse reads it
+  switch (F[r + A.R_ID_KIND]) {
+    case A.ID_INT: return F[r + A.R_ID_A];
+    case A.ID_STRING: return str(F[r + A.R_ID_A], F[r + A.R_ID_B]);
+    case A.ID_LEXEME: return Number(str(F[r + A.R_ID_A], F[r + A.R_ID_B]));  // as JSON.parse reads it
     default: return null;
   }
 }
 
-// ---- hooks the core calls ---------------------------------------------------
+// A payload the core hands to JS (a call's result, a handler's params).
+function value(ep, sl, p, n) {
+  if (sl >= A.PAY_INBOUND_BASE) return inSlots[sl - A.PAY_INBOUND_BASE];
+  if (sl >= 0) return ep._peek(sl);
+  if (sl === A.PAY_TEXT) return JSON.parse(str(p, n));
+  return undefined;
+}
+
+// ---- hooks the core calls (wasm/host.cpp) -----------------------------------
 const hooks = {
-  emit(h, p, n) {  // text path
-    const ep = hosts[h];
-    if (ep) ep._emit(str(p, n));
-  },
   send(h, recs, count, batch, text) {
     const ep = hosts[h];
-    if (ep) ep._send(recs, count, batch, text);
+    return ep ? ep._send(recs, count, batch, text) : -1;
+  },
+  discard(h, recs, count) {
+    const ep = hosts[h];
+    if (!ep) return;
+    const F = M.HEAPF64;
+    for (let i = 0; i < count; i++) ep._record(F, (recs >> 3) + i * A.R_SIZE, 0);
   },
   settle(h, token, sl, p, n) {
     const ep = hosts[h];
-    if (ep) ep._settle(token, sl, sl === -1 ? undefined : sl >= 0 ? inSlots[sl] : str(p, n));
+    if (ep) ep._settle(token, value(ep, sl, p, n));
   },
   fail(h, token, code, mp, mn, sl, p, n) {
     const ep = hosts[h];
-    if (ep) ep._settleError(token, code, str(mp, mn), sl >= 0 ? inSlots[sl] : sl === -2 ? JSON.parse(str(p, n)) : undefined);
+    if (ep) ep._settleError(token, code, str(mp, mn), value(ep, sl, p, n));
   },
   dispatch(h, fn, token, sl, p, n) {
     const ep = hosts[h];
-    if (!ep) return -2;
-    let params;
-    if (sl >= 0) params = ep.text ? sl : inSlots[sl];
-    else if (sl === -2) params = ep.text ? str(p, n) : JSON.parse(str(p, n));
-    return ep._dispatch(fn, token, params);
+    return ep ? ep._dispatch(fn, token, value(ep, sl, p, n)) : A.DISPATCH_DONE;
   },
   cancelled(h, token) {
     const ep = hosts[h];
@@ -268,7 +211,13 @@ const hooks = {
   },
   diag(h, kind, p, n) {
     const ep = hosts[h];
-    if (ep) ep._diag(DIAG[kind] ?? String(kind), str(p, n));
+    if (ep) ep._diag(A.DIAGNOSTICS[kind] ?? String(kind), str(p, n));
+  },
+  materialize(h, sl) {
+    const ep = hosts[h];
+    let t;
+    try { t = JSON.stringify(ep ? value(ep, sl) : undefined); } catch { return -1; }
+    return t === undefined ? -1 : put(t);
   },
 };
 
@@ -276,33 +225,28 @@ export const ready = loadModule(hooks).then(
   (m) => {
     M = m;
     X = m;  // m._weft_* become the raw exports after their first call
+    if (X._weft_abi_hash() !== A.ABI_HASH)
+      throw new Error('dist/weft_abi.js does not match dist/weft.wasm (rebuild: npm run build:wasm)');
     statusPtr = X._weft_status();
-    descPtr = X._weft_desc();
     inCap = 4096;
     inPtr = X._weft_in(inCap);
+    desc(256);
     for (const ep of waiting) ep._init();
     waiting.clear();
   },
-  (err) => {
-    loadError = new RPCError(ErrorCode.Closed, 'weft: the WebAssembly core failed to load: ' + (err?.message ?? err));
-    for (const ep of waiting) ep._fail(loadError);
-    waiting.clear();
-    throw loadError;
-  },
-);
+).catch((err) => {
+  loadError = new RPCError(ErrorCode.Closed, 'weft: the WebAssembly core failed to load: ' + (err?.message ?? err));
+  for (const ep of waiting) ep._fail(loadError);
+  waiting.clear();
+  throw loadError;
+});
 ready.catch(() => {});
 
 /** Heap bytes in use inside the WebAssembly module (for leak checks). */
 export function heapUsed() { return X ? X._weft_heap_used() : 0; }
-export function coreVersion() { return M ? M.version() : undefined; }
+export function coreVersion() { return X ? str(X._weft_version(), 32).replace(/\0.*$/s, '') : undefined; }
 
 // ---- the endpoint -----------------------------------------------------------
-const ROLE_PEER = 0, ROLE_CLIENT = 1, ROLE_SERVER = 2;
-
-function isResponse(m) {
-  return m !== null && typeof m === 'object' && !('method' in m) && ('result' in m || 'error' in m);
-}
-
 class ServeContext {
   constructor(method) { this.method = method; this._ac = null; this._cancelled = false; }
   get signal() {
@@ -327,24 +271,23 @@ export class Endpoint {
     this.timeout = options.timeout === undefined ? 10000 : options.timeout;
     this.limits = options.limits ?? {};
     this.onDiagnostic = options.onDiagnostic;
+    this.clock = options.clock ?? systemClock;
     this.handlers = [];
-    this.inspect = new Set();   // methods whose params the core checks (declared ParamSpec)
     this.calls = [];            // token → call record
     this.freeCalls = [];
     this.live = 0;
     this.serving = [];          // reply token → ServeContext of an async handler
-    this.outs = [];             // payload number → value until its message leaves (undefined: free)
-    this.outGen = [];           // payload number → times it was handed out (see _defer)
+    this.outs = [];             // outbound payload index → value until the core hands it back
+    this.outGen = [];           // index → generation of the handle that holds it (0: free)
     this.outFree = [];
     this.outCount = 0;
-    this.deferred = [];         // [number, generation] pairs
     this.timer = null;
     this.armedAt = -1;
     this.idle = false;          // timer left running with nothing pending (unref'd)
     this.closedError = null;
     this.destroyed = false;
     this.queue = [];
-    this.sendError = null;
+    this.ignoreForeign = options.ignoreForeign ?? true;  // postMessage channels carry other traffic
     if (transport) {
       transport.onMessage((data) => this._onMessage(data));
       if (typeof transport.onClose === 'function')
@@ -360,7 +303,8 @@ export class Endpoint {
   _create() {
     const t = this.timeout;
     const l = this.limits;
-    return X._weft_create(0, t > 0 && t !== Infinity ? t : -1, l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0);
+    return X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1,
+      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0);
   }
 
   _init() {
@@ -396,30 +340,24 @@ export class Endpoint {
   // -- incoming -----------------------------------------------------------
   _onMessage(data) {
     if (this.destroyed) return;
-    if (Array.isArray(data)) {
-      if (!data.some((e) => e !== null && typeof e === 'object' && e.jsonrpc === '2.0')) return;
-      if (this.role === ROLE_CLIENT) data = data.filter((e) => !(e !== null && typeof e === 'object' && 'method' in e));
-      else if (this.role === ROLE_SERVER) data = data.filter((e) => !isResponse(e));
-      if (data.length === 0) return;
-    } else {
-      if (data === null || typeof data !== 'object' || data.jsonrpc !== '2.0') return;
-      if (this.role === ROLE_CLIENT && 'method' in data) return;
-      if (this.role === ROLE_SERVER && isResponse(data)) return;
-    }
-    // The object path's receive does not look at the time (only outgoing
-    // calls have deadlines, and they are taken at call time): no clock read.
-    const t = this.text ? now() : 0;
-    if (this.queue) this.queue.push(['r', data, t]);
-    else this._receive(data, t);
+    if (this.queue) this.queue.push(['r', data]);
+    else this._receive(data);
   }
 
-  _receive(data, t) {
+  // Any value: the core decides what it is (and what to ignore: PeerOptions
+  // role and ignore_foreign).
+  _receive(data) {
     if (!this.h) return;
     const base = inTop;
     try {
-      if (Array.isArray(data)) this._receiveText(data, t);
-      else if (data !== null && typeof data === 'object' && describe(data, this)) X._weft_receive_obj(this.h, t);
-      else this._receiveText(data, t);
+      const batch = Array.isArray(data);
+      const n = batch ? data.length : 1;
+      let d = desc(n * A.D_SIZE);
+      const F = M.HEAPF64;
+      let at = 0;
+      if (batch) for (let i = 0; i < n; i++, d += A.D_SIZE) at = describe(F, d, data[i], at);
+      else describe(F, d, data, at);
+      X._weft_receive(this.h, n, batch ? 1 : 0);
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));
     } finally {
@@ -429,124 +367,110 @@ export class Endpoint {
     if (this.live === 0) this._idle();
   }
 
-  // Envelope JSON text, then one mask byte per message (weft_receive).
-  _receiveText(data, t) {
-    let text;
-    const bits = [];
-    if (Array.isArray(data)) {
-      text = '[';
-      for (let i = 0; i < data.length; i++) {
-        text += (i ? ',' : '') + envelope(data[i], this);
-        bits.push(envBits);
-      }
-      text += ']';
-    } else {
-      text = envelope(data, this);
-      bits.push(envBits);
-    }
-    const n = put(text);
-    reserve(n + 1 + bits.length);
-    M.HEAPU8.set(bits, inPtr + n + 1);
-    X._weft_receive(this.h, n, t, n + 1, bits.length);
-  }
-
-  // -- outgoing -------------------------------------------------------------
+  // -- payloads handed to the core ------------------------------------------
+  // A handle for `v`: generation × 2^INDEX_BITS + index. The value is the
+  // core's until the handle comes back in a record (_record).
   _out(v) {
     const n = this.outFree.length ? this.outFree.pop() : this.outs.length;
     this.outs[n] = v;
-    this.outGen[n] = (this.outGen[n] ?? 0) + 1;
+    const g = (this.outGen[n] = ((this.outGen[n] ?? 0) % GEN_MAX) + 1);
     this.outCount++;
-    return n;
+    return g * INDEX + n;
   }
-  _take(n) {
-    const v = this.outs[n];
-    if (v !== undefined) {
-      this.outs[n] = undefined;
-      this.outFree.push(n);
-      this.outCount--;
-    }
+  _peek(handle) {
+    const n = handle % INDEX;
+    if (this.outGen[n] !== Math.floor(handle / INDEX) || this.outs[n] === FREE)
+      throw new Error(`weft: stale payload handle ${handle}`);
+    return this.outs[n];
+  }
+  // The one place an outbound payload is released (sent or dropped).
+  _release(handle) {
+    const v = this._peek(handle);
+    const n = handle % INDEX;
+    this.outs[n] = FREE;
+    this.outFree.push(n);
+    this.outCount--;
     return v;
   }
+  // Call/notify params: [kind, handle] (objects and arrays are payloads; any
+  // other value goes as its kind, for the core to refuse).
+  _params(p) {
+    const k = kindOf(p);
+    if (k === A.VALUE_OBJECT || k === A.VALUE_ARRAY) return [k, this._out(p)];
+    return [k, k === A.VALUE_NUMBER ? Number(p) : 0];
+  }
 
-  // Messages from the core: `count` records at `recs` (send_records).
+  // -- outgoing: R_* records → messages ---------------------------------------
+  // Messages from the core: `count` records at `recs`. Returns -1, or the
+  // byte length of the transport's error in the input buffer.
   _send(recs, count, batch, text) {
     const F = M.HEAPF64;
     let o;
     if (batch) {
       o = new Array(count);
-      for (let i = 0; i < count; i++) o[i] = this._message(F, (recs >> 3) + i * REC, text);
+      for (let i = 0; i < count; i++) o[i] = this._record(F, (recs >> 3) + i * A.R_SIZE, text);
     } else {
-      o = this._message(F, recs >> 3, text);
+      o = this._record(F, recs >> 3, text);
     }
     try {
       this.transport.send(o);
+      return -1;
     } catch (e) {
-      this._sendFailed(o, e);
+      // The core decides what follows (Peer::undelivered) and reports it.
+      for (const m of Array.isArray(o) ? o : [o]) this._noteSendError(m, e);
+      return put(String(e?.message ?? e));
     }
   }
-  _message(F, r, text) {
-    const kind = F[r];
-    const pay = F[r + 7];
+  // Builds the message of record `r`, releasing its payload handle.
+  _record(F, r, text) {
+    const kind = F[r + A.R_KIND];
+    const pay = F[r + A.R_PAY];
     let v;
-    if (pay >= 0) v = this._take(pay);
-    else if (pay === -2) v = JSON.parse(str(text + F[r + 8], F[r + 9]));
-    if (kind === 2) return { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
-    if (kind === 0) {
-      const method = str(F[r + 4], F[r + 5]);
-      const id = recId(F, r);
-      return pay === -1 ? { jsonrpc: '2.0', method, id } : { jsonrpc: '2.0', method, params: v, id };
+    if (pay >= A.PAY_INBOUND_BASE) v = inSlots[pay - A.PAY_INBOUND_BASE];
+    else if (pay >= 0) v = this._release(pay);
+    else if (pay === A.PAY_TEXT && text) v = JSON.parse(str(text + F[r + A.R_TEXT_P], F[r + A.R_TEXT_N]));
+    if (kind === A.MSG_RESULT) return { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
+    if (kind === A.MSG_REQUEST || kind === A.MSG_NOTIFICATION) {
+      const m = { jsonrpc: '2.0', method: str(F[r + A.R_STR_P], F[r + A.R_STR_N]) };
+      if (pay !== A.PAY_NONE) m.params = v;
+      if (kind === A.MSG_REQUEST) m.id = recId(F, r);
+      return m;
     }
-    if (kind === 1) {
-      const method = str(F[r + 4], F[r + 5]);
-      return pay === -1 ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params: v };
-    }
-    const code = F[r + 6], message = str(F[r + 4], F[r + 5]);
+    const code = F[r + A.R_CODE], message = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
     const error = v === undefined ? { code, message } : { code, message, data: v };
     return { jsonrpc: '2.0', error, id: recId(F, r) };
   }
-  _sendFailed(o, e) {
-    this._diag('SendFailed', 'transport.send failed: ' + (e?.message ?? e));
-    if (Array.isArray(o) || o === null || typeof o !== 'object') return;
-    if ('method' in o && o.id !== undefined) {
-      this.sendError = e;  // the call in progress: _call cancels it
-    } else if (!('method' in o) && o.id !== undefined && !o.error) {
-      this._resultFailed(o, e);
-    }
-  }
-  // A result that could not be sent (e.g. not cloneable): tell the caller.
-  _resultFailed(o, e) {
-    try {
-      this.transport.send({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: ' + (e?.message ?? e) }, id: o.id });
-    } catch { /* nothing more to do */ }
+  // A request that could not be sent: its call's rejection gets `e` as cause.
+  _noteSendError(m, e) {
+    if (m === null || typeof m !== 'object' || typeof m.method !== 'string' || typeof m.id !== 'number') return;
+    const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === m.id);
+    if (rec) rec.sendError = e;
   }
   // transport.onSendError: a message the transport accepted could not be
-  // posted after all. As _sendFailed, after the fact: a request's call is
-  // cancelled locally (it rejects with the send error), a result is replaced
-  // by -32603.
+  // posted after all. The core decides what follows (Peer::undelivered).
   _sendFailedLater(o, e) {
-    this._diag('SendFailed', 'transport.send failed: ' + (e?.message ?? e));
-    if (Array.isArray(o) || o === null || typeof o !== 'object') return;
-    if ('method' in o && o.id !== undefined) {
-      if (!this.h) return;
-      const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === o.id);
-      if (!rec) return;
-      rec.sendError = e;
-      X._weft_cancel(this.h, rec.id);
-    } else if (!('method' in o) && o.id !== undefined && !o.error) {
-      this._resultFailed(o, e);
-    }
+    if (!this.h || o === null || typeof o !== 'object' || Array.isArray(o)) return;
+    this._noteSendError(o, e);
+    const kind = typeof o.method === 'string' ? (o.id === undefined ? A.MSG_NOTIFICATION : A.MSG_REQUEST)
+      : o.error !== undefined ? A.MSG_ERROR : A.MSG_RESULT;
+    const d = desc(A.D_SIZE);
+    const F = M.HEAPF64;
+    for (let k = 0; k < A.D_SIZE; k++) F[d + k] = 0;
+    const mlen = put(String(e?.message ?? e));
+    scalar(F, d, A.D_ID_KIND, o.id, mlen);
+    X._weft_undelivered(this.h, kind, mlen);
   }
 
   request(method, params, options) {
     const signal = options?.signal;
     const timeout = options?.timeout;
     return new Promise((resolve, reject) => {
-      const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, sendError: null };
+      const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null };
       if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
       if (signal?.aborted) return reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
       const t = timeout === undefined ? -1 : timeout > 0 && timeout !== Infinity ? timeout : NO_TIMEOUT;
       if (this.queue) {
-        this.queue.push(['c', rec, method, params, t, now()]);
+        this.queue.push(['c', rec, method, params, t, this.clock.now()]);
         if (signal) {
           rec.onAbort = () => {
             rec.done = true;
@@ -556,7 +480,7 @@ export class Endpoint {
         }
         return;
       }
-      this._call(rec, method, params, t, now());
+      this._call(rec, method, params, t, this.clock.now());
     });
   }
 
@@ -571,30 +495,18 @@ export class Endpoint {
     if (rec.onAbort) { rec.signal.removeEventListener('abort', rec.onAbort); rec.onAbort = null; }
     if (!this.h) return rec.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
     const token = this._token(rec);
+    const [kind, arg] = params === undefined ? [A.VALUE_ABSENT, 0] : this._params(params);
     const mlen = put(typeof method === 'string' ? method : String(method));
-    let kind = 0, arg = 0;  // params: 0 none, 1 object payload, 2 array payload, 3 JSON text after the method
-    if (params !== undefined) {
-      if (params !== null && typeof params === 'object') { kind = Array.isArray(params) ? 2 : 1; arg = this._out(params); }
-      else { kind = 3; arg = put(inline(params), mlen); }
-    }
-    this.sendError = null;
     const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t);
     if (id === 0) {
       this.calls[token] = undefined;
       this.freeCalls.push(token);
       this.live--;
-      if (kind === 1 || kind === 2) this._take(arg);
       rec.reject(lastError());
       return;
     }
     rec.id = id;
     this._arm(status(0), t);
-    if (this.sendError) {
-      rec.sendError = this.sendError;
-      this.sendError = null;
-      X._weft_cancel(this.h, id);
-      return;
-    }
     if (!rec.done && rec.signal) {
       rec.onAbort = () => { if (this.h && !rec.done) X._weft_cancel(this.h, rec.id); };
       rec.signal.addEventListener('abort', rec.onAbort, { once: true });
@@ -609,20 +521,21 @@ export class Endpoint {
     rec.done = true;
     if (--this.live === 0) this._idle();
     if (rec.onAbort) rec.signal.removeEventListener('abort', rec.onAbort);
+    if (rec.group && --rec.group.left === 0) rec.group.signal.removeEventListener('abort', rec.group.onAbort);
     return rec;
   }
 
-  _settle(token, sl, v) {
+  _settle(token, v) {
     const rec = this._finish(token);
-    if (rec) rec.resolve(sl === -2 ? JSON.parse(v) : v);
+    if (rec) rec.resolve(v);
   }
 
   _settleError(token, code, message, data) {
     const rec = this._finish(token);
     if (!rec) return;
-    if (rec.sendError) return rec.reject(Object.assign(new RPCError(ErrorCode.Closed, 'Transport send failed: ' + (rec.sendError?.message ?? rec.sendError)), { cause: rec.sendError }));
     const err = new RPCError(code, message, data);
     if (rec.signal?.aborted && code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;
+    else if (rec.sendError && code === ErrorCode.Closed) err.cause = rec.sendError;
     rec.reject(err);
   }
 
@@ -630,55 +543,52 @@ export class Endpoint {
     if (this.destroyed) return;
     if (this.queue) { this.queue.push(['n', method, params]); return; }
     if (!this.h) return;
+    const [kind, arg] = params === undefined ? [A.VALUE_ABSENT, 0] : this._params(params);
     const mlen = put(typeof method === 'string' ? method : String(method));
-    let kind = 0, arg = 0;
-    if (params !== undefined) {
-      if (params !== null && typeof params === 'object') { kind = Array.isArray(params) ? 2 : 1; arg = this._out(params); }
-      else { kind = 3; arg = put(inline(params), mlen); }
-    }
-    if (!X._weft_notify(this.h, mlen, kind, arg)) {
-      if (kind === 1 || kind === 2) this._take(arg);
-      const e = lastError();
-      this._diag('NotifyFailed', e.message);
-    }
+    if (!X._weft_notify(this.h, mlen, kind, arg)) this._diag('NotifyFailed', lastError().message);
   }
 
   batch(entries, options) {
     const opts = options ?? {};
+    const signal = opts.signal;
     const t = opts.timeout === undefined ? -1 : opts.timeout > 0 && opts.timeout !== Infinity ? opts.timeout : NO_TIMEOUT;
     const items = entries.map((e) => {
       if (e.notification) return { e, rec: null, p: Promise.resolve(undefined) };
       const item = { e, rec: null, p: null };
-      item.p = new Promise((resolve, reject) => { item.rec = { resolve, reject, id: 0, done: false, signal: opts.signal, onAbort: null }; });
+      item.p = new Promise((resolve, reject) => { item.rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null }; });
       return item;
     });
-    if (this.closedError && (this.queue || !this.h)) for (const it of items) it.rec?.reject(this.closedError);
-    else if (this.queue) this.queue.push(['b', items, t, now()]);
-    else this._batch(items, t, now());
+    // As request(): an aborted signal sends nothing and rejects every call.
+    if (signal?.aborted) for (const it of items) it.rec?.reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
+    else if (this.closedError && (this.queue || !this.h)) for (const it of items) it.rec?.reject(this.closedError);
+    else if (this.queue) this.queue.push(['b', items, t, this.clock.now()]);
+    else this._batch(items, t, this.clock.now());
     return items.map((it) => it.p);
   }
 
   _batch(items, timeout, t) {
     if (!this.h) { for (const it of items) it.rec?.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed')); return; }
-    const desc = [];
-    const outs = [];
+    const calls = items.filter((it) => it.rec);
+    const signal = calls[0]?.rec.signal;
+    if (signal?.aborted) { for (const it of calls) it.rec.reject(new RPCError(ErrorCode.RequestCancelled, 'Request cancelled')); return; }
+    let d = desc(items.length * A.B_SIZE);
+    const F = M.HEAPF64;
+    let at = 0;
     for (const it of items) {
       const p = it.e.params;
-      let kind = 0, arg = 0;
-      if (p !== undefined) {
-        if (p !== null && typeof p === 'object') { kind = Array.isArray(p) ? 2 : 1; arg = this._out(p); outs.push(arg); }
-        else { kind = 3; arg = p; }
-      }
-      const token = it.rec ? this._token(it.rec) : -1;
-      it.token = token;
-      desc.push([String(it.e.method), kind, arg, token]);
+      const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : this._params(p);
+      const method = String(it.e.method);
+      const n = put(method, at);
+      it.token = it.rec ? this._token(it.rec) : -1;
+      F[d + A.B_METHOD_AT] = at; F[d + A.B_METHOD_LEN] = n;
+      F[d + A.B_PARAMS_KIND] = kind; F[d + A.B_PARAMS_A] = arg; F[d + A.B_TOKEN] = it.token;
+      at += n;
+      d += A.B_SIZE;
     }
-    const n = X._weft_batch(this.h, put(JSON.stringify(desc)), timeout, t);
+    const n = X._weft_batch(this.h, items.length, timeout, t);
     if (n < 0) {
       const err = lastError();
-      for (const o of outs) this._take(o);
-      for (const it of items) {
-        if (!it.rec) continue;
+      for (const it of calls) {
         this.calls[it.token] = undefined;
         this.freeCalls.push(it.token);
         this.live--;
@@ -688,15 +598,14 @@ export class Endpoint {
     }
     this._arm(status(0), t);
     const ids = X._weft_ids() >> 3;
-    let k = 0;
-    for (const it of items) {
-      if (!it.rec) continue;
-      it.rec.id = M.HEAPF64[ids + k++];
-    }
-    if (opts_signal(items)) {
-      const signal = items.find((it) => it.rec)?.rec.signal;
-      const onAbort = () => { for (const it of items) if (it.rec && !it.rec.done && this.h) X._weft_cancel(this.h, it.rec.id); };
-      signal.addEventListener('abort', onAbort, { once: true });
+    calls.forEach((it, k) => { it.rec.id = M.HEAPF64[ids + k]; });
+    const open = calls.filter((it) => !it.rec.done);
+    if (signal && open.length) {
+      // One listener for the batch, removed when its last call settles (_finish).
+      const group = { signal, left: open.length, onAbort: null };
+      group.onAbort = () => { for (const it of open) if (!it.rec.done && this.h) X._weft_cancel(this.h, it.rec.id); };
+      for (const it of open) it.rec.group = group;
+      signal.addEventListener('abort', group.onAbort, { once: true });
     }
   }
 
@@ -710,13 +619,7 @@ export class Endpoint {
     if (!this.h) return;
     const fn = this.handlers.push({ handler, flags, name }) - 1;
     const nlen = put(String(name));
-    let slen = 0;
-    if (spec) {
-      slen = put(JSON.stringify(spec), nlen);
-      this.inspect.add(String(name));
-    } else {
-      this.inspect.delete(String(name));
-    }
+    const slen = spec ? put(JSON.stringify(spec), nlen) : 0;
     X._weft_method(this.h, nlen, fn, flags, slen);
   }
 
@@ -729,7 +632,7 @@ export class Endpoint {
       } catch (e) {
         this._diag('NotificationFailed', String(e?.message ?? e));
       }
-      return 0;
+      return A.DISPATCH_DONE;
     }
     const ctx = new ServeContext(entry.name);
     let r;
@@ -737,63 +640,40 @@ export class Endpoint {
       r = entry.handler(params, ctx);
     } catch (e) {
       this._replyError(token, e);
-      return -2;
+      return A.DISPATCH_DONE;
     }
     if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
       this.serving[token] = ctx;
       r.then((v) => { if (this.serving[token] === ctx) this._reply(token, v); },
         (e) => { if (this.serving[token] === ctx) this._replyError(token, e); });
-      return -1;
+      return A.DISPATCH_LATER;
     }
     return this._out(r === undefined ? null : r);
   }
 
+  // The answer's payload handle goes to the core, which sends or discards it.
   _reply(token, v) {
     this.serving[token] = undefined;
-    if (!this.h) return;
-    const n = this._out(v === undefined ? null : v);
-    const g = this.outGen[n];
-    X._weft_reply(this.h, token, 0, n);
-    if (this.outGen[n] === g && this.outs[n] !== undefined) this._defer(n, g);
+    if (this.h) X._weft_reply(this.h, token, this._out(v === undefined ? null : v));
   }
 
+  // An RPCError's code, message and data; for anything else the core
+  // answers -32603 with the error's message (error_code_from, weft/error.h).
   _replyError(token, e) {
     this.serving[token] = undefined;
     if (!this.h) return;
-    let code = ErrorCode.InternalError, message, data;
-    if (e instanceof RPCError && Number.isInteger(e.code) && e.code >= -2147483648 && e.code <= 2147483647) {
-      code = e.code;
-      message = String(e.message);
-      data = e.data;
-    } else {
-      message = typeof e?.message === 'string' && e.message ? e.message : 'Internal error';
-    }
-    const mlen = put(message);
-    const n = data === undefined ? -1 : this._out(data);
-    const g = this.outGen[n];
-    X._weft_reply_error(this.h, token, code, mlen, n);
-    if (n >= 0 && this.outGen[n] === g && this.outs[n] !== undefined) this._defer(n, g);
+    const rpc = e instanceof RPCError;
+    const code = rpc && typeof e.code === 'number' ? e.code : NaN;
+    const message = rpc ? String(e.message) : typeof e?.message === 'string' ? e.message : '';
+    const handle = rpc && e.data !== undefined ? this._out(e.data) : A.PAY_NONE;
+    X._weft_reply_error(this.h, token, code, put(message), handle);
   }
 
-  // A payload whose answer is held (a batch still being answered) or dropped
-  // (answered after cancellation/close): freed once nothing is in flight —
-  // unless its number was taken and handed out again meanwhile (generation).
-  _defer(n, g) {
-    this.deferred.push(n, g);
-    if (X._weft_in_flight(this.h) === 0) {
-      const d = this.deferred;
-      for (let i = 0; i < d.length; i += 2) if (this.outGen[d[i]] === d[i + 1]) this._take(d[i]);
-      d.length = 0;
-    }
-  }
-
+  // The request was cancelled ($/cancelRequest, or close) and the core
+  // answers it -32800: the handler's signal aborts, and whatever it answers
+  // later still goes to the core, which discards it and frees the token.
   _cancelled(token) {
-    const ctx = this.serving[token];
-    if (!ctx) return;
-    ctx._cancel();
-    // LSP: a cancelled request is answered with -32800 right away.
-    if (!this.destroyed) this._replyError(token, new RPCError(ErrorCode.RequestCancelled, 'Request cancelled'));
-    else this.serving[token] = undefined;
+    this.serving[token]?._cancel();
   }
 
   _diag(kind, message) {
@@ -817,19 +697,19 @@ export class Endpoint {
         if (this.idle) { this.idle = false; this.timer.ref?.(); }
         return;
       }
-      clearTimeout(this.timer);
+      this.clock.clearTimeout(this.timer);
     }
     this.idle = false;
     this.armedAt = deadline;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.timer = null;
       this.armedAt = -1;
       this.idle = false;
       if (!this.h) return;
-      const t = now();
+      const t = this.clock.now();
       const d = X._weft_advance(this.h, t);
       if (this.live > 0) this._arm(d, t);
-    }, Math.max(0, Math.ceil(deadline - (t ?? now()))));
+    }, Math.max(0, Math.ceil(deadline - (t ?? this.clock.now()))));
   }
   _idle() {
     if (this.timer === null || this.idle) return;
@@ -838,7 +718,7 @@ export class Endpoint {
     this.timer.unref();
   }
   _disarm() {
-    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
     this.armedAt = -1;
     this.idle = false;
@@ -877,7 +757,6 @@ export class Endpoint {
         this.outGen.length = 0;
         this.outFree.length = 0;
         this.outCount = 0;
-        this.deferred.length = 0;
         this.serving.length = 0;
       });
       this.h = 0;
@@ -896,60 +775,4 @@ export class Endpoint {
   }
 }
 
-function opts_signal(items) {
-  const it = items.find((x) => x.rec);
-  return !!(it && it.rec.signal);
-}
-
-export const Role = { Peer: ROLE_PEER, Client: ROLE_CLIENT, Server: ROLE_SERVER };
-
-/**
- * The text path (NDJSON framing + JSON codec + the demo methods), as the
- * native vector runner drives it. For tests: `frames` collects what the core
- * sends, `settled` the outcome of calls by id.
- */
-export class TextEndpoint extends Endpoint {
-  constructor() {
-    super(null, ROLE_PEER, { timeout: 0 });
-    this.text = true;
-    this.frames = [];
-    this.diags = [];
-    this.settled = new Map();
-  }
-  _create() { return X._weft_create(1, -1, 0, 0, 0); }
-  _emit(text) { this.frames.push(text); }
-  _diag(kind) { this.diags.push(kind); }
-  _dispatch(fn, token, params) { return this.handlers[fn].handler(params, token); }
-  feed(text, t) { X._weft_receive(this.h, put(text), t); }
-  call(method, paramsText, timeout, t) {
-    const rec = { resolve: (v) => this.settled.set(rec.id, { result: v }), reject: (e) => this.settled.set(rec.id, { error: e }), id: 0 };
-    const token = this._token(rec);
-    const mlen = put(method);
-    const kind = paramsText == null ? 0 : 3;
-    const arg = kind ? put(paramsText, mlen) : 0;
-    rec.id = X._weft_call(this.h, token, mlen, kind, arg, timeout ?? -1, t);
-    return rec.id;
-  }
-  _settle(token, sl, v) {
-    const rec = this.calls[token];
-    this.calls[token] = undefined;
-    this.freeCalls.push(token);
-    this.live--;
-    if (sl === -2) rec.resolve(JSON.parse(v));
-    else if (sl === -3) rec.reject(JSON.parse(v));
-    else rec.resolve(sl);
-  }
-  notifyText(method, paramsText) {
-    const mlen = put(method);
-    const kind = paramsText == null ? 0 : 3;
-    return X._weft_notify(this.h, mlen, kind, kind ? put(paramsText, mlen) : 0);
-  }
-  cancel(id) { return X._weft_cancel(this.h, id) === 1; }
-  advance(t) { X._weft_advance(this.h, t); }
-  close() { X._weft_close(this.h, 0, 0); }
-  pending() { return X._weft_pending(this.h); }
-  inFlight() { return X._weft_in_flight(this.h); }
-  replyText(token, text) { X._weft_reply(this.h, token, 1, put(text)); }
-  replyErrorText(token, text) { X._weft_reply(this.h, token, 2, put(text)); }
-  _cancelled(token) { this.onCancel?.(token); }
-}
+export const Role = { Peer: A.ROLE_PEER, Client: A.ROLE_CLIENT, Server: A.ROLE_SERVER };

@@ -5,7 +5,7 @@
 import { Endpoint, Role, RPCError, ErrorCode, ready, heapUsed, coreVersion } from './core.js';
 
 export { RPCError, ErrorCode, ready, heapUsed, coreVersion };
-export { windowTransport, portTransport, workerTransport, selfTransport } from './transports.js';
+export { windowTransport, portTransport, workerTransport, selfTransport } from './transports/index.js';
 
 /** Client and server on one transport: both sides call each other. */
 export class Peer extends Endpoint {

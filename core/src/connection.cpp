@@ -2,7 +2,6 @@
 #include "weft/connection.h"
 
 #include "json_parse.h"
-#include "peer_internals.h"
 
 namespace weft {
 
@@ -39,7 +38,8 @@ struct Connection::Impl final : FrameHandler {
     if (opts.diagnostic)
       opts.diagnostic(Diagnostic{Diagnostic::Kind::BadFrame,
                                  e.message + " (code " + std::to_string(e.code) + ", byte " +
-                                     std::to_string(offset) + ")"});
+                                     std::to_string(offset) + ")",
+                                 e});
   }
 
   // §5: a request that could not be parsed is answered with id null — up to
@@ -50,7 +50,7 @@ struct Connection::Impl final : FrameHandler {
       peer->receive_error(e);
     } else if (error_run == opts.max_error_replies + 1 && opts.diagnostic) {
       opts.diagnostic(Diagnostic{Diagnostic::Kind::BadFrame,
-                                 "too many undecodable frames in a row; no longer answering them"});
+                                 "too many undecodable frames in a row; no longer answering them", e});
     }
   }
 
@@ -61,13 +61,13 @@ struct Connection::Impl final : FrameHandler {
       Result<detail::FlatDocument> doc = detail::parse_json_flat(payload, opts.codec_limits.max_depth);
       if (!doc) return undecodable(doc.error());
       error_run = 0;
-      detail::PeerInternals::receive(*peer, std::move(*doc));
+      peer->receive(detail::classify(std::move(*doc), opts.peer_limits.max_batch));
       return;
     }
     Result<Document> doc = codec->decode(payload);
     if (!doc) return undecodable(doc.error());
     error_run = 0;
-    peer->receive(std::move(*doc), now);
+    peer->receive(std::move(*doc));
   }
 
   void undecodable(const Error& e) {

@@ -29,6 +29,12 @@ const char* default_message(int c) {
   }
 }
 
+std::optional<int> error_code_from(double v) {
+  if (!(v >= -2147483648.0 && v <= 2147483647.0) || v != static_cast<double>(static_cast<long long>(v)))
+    return std::nullopt;
+  return static_cast<int>(v);
+}
+
 const char* version() { return WEFT_VERSION; }
 
 }  // namespace weft

@@ -398,9 +398,11 @@ void Peer::receive(Document&& doc) { receive(classify(std::move(doc), s_->opts.l
 
 namespace {
 
-bool ignored(const PeerState& s, const Item& item) {
+// A batch that is not all foreign keeps its foreign elements: the array as a
+// whole is JSON-RPC, and each element gets its -32600 (§6).
+bool ignored(const PeerState& s, const Item& item, bool batch) {
   if (const auto* bad = std::get_if<Invalid>(&item)) {
-    if (bad->foreign && s.opts.ignore_foreign) return true;
+    if (bad->foreign && s.opts.ignore_foreign && !batch) return true;
     if (s.opts.role == Role::Client) return bad->call;
     if (s.opts.role == Role::Server) return !bad->reply;
     return false;
@@ -425,7 +427,7 @@ bool admit(PeerState& s, Incoming& in) {
     }
     const std::size_t before = in.items.size();
     in.items.erase(std::remove_if(in.items.begin(), in.items.end(),
-                                  [&s](const Item& i) { return ignored(s, i); }),
+                                  [&s, &in](const Item& i) { return ignored(s, i, in.batch); }),
                    in.items.end());
     if (in.items.size() != before)
       s.diag(Diagnostic::Kind::IgnoredMessage,

@@ -147,8 +147,7 @@ class Run {
     cfg.log = detail::default_log();
     // A one-shot call answered with an id-null error (the other side could not
     // parse or accept our request) will never get its response: report that
-    // error instead of waiting. The Diagnostic carries only text, so the code
-    // is read back from it ("... with id null: -32700 message").
+    // error (the Diagnostic carries it) instead of waiting.
     cfg.conn.diagnostic = [this](const Diagnostic& d) {
       detail::log_stderr(endpoint_text(o_.endpoint) + ": " + d.message);
       if (!is_call_ || done_) return;
@@ -161,19 +160,9 @@ class Run {
         asio::post(io_, [this] { teardown(); });
         return;
       }
-      if (d.kind != Diagnostic::Kind::ErrorWithoutId) return;
-      int c = code::kInternalError;
-      std::string msg = d.message;
-      if (auto colon = d.message.find(": -"); colon != std::string::npos) {
-        char* end = nullptr;
-        long v = std::strtol(d.message.c_str() + colon + 2, &end, 10);
-        if (end && end != d.message.c_str() + colon + 2) {
-          c = static_cast<int>(v);
-          msg = std::string(*end == ' ' ? end + 1 : end);
-        }
-      }
+      if (d.kind != Diagnostic::Kind::ErrorWithoutId || !d.error) return;
       out_.status = Outcome::Status::RemoteError;
-      out_.error = Error(c, msg);
+      out_.error = *d.error;
       done_ = true;
       asio::post(io_, [this] { teardown(); });  // not from inside the peer's receive
     };

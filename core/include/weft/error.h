@@ -56,6 +56,12 @@ struct Error {
 // The default message for a standard code ("Parse error", "Invalid Request", …).
 const char* default_message(int code);
 
+// An error code from a host whose numbers are doubles (JavaScript). §5.1: the
+// code "MUST be an integer"; weft's codes are 32-bit, as on the wire of every
+// common peer. nullopt when `v` is not an integer in [-2^31, 2^31 - 1]; the
+// host then answers kInternalError instead.
+std::optional<int> error_code_from(double v);
+
 // Minimal expected<T, Error>: C++20 has no std::expected and weft must not throw.
 template <class T>
 class Result {

@@ -1,0 +1,361 @@
+// The module's exports: what js/ calls. Each one reads its arguments (numbers,
+// the input buffer, the descriptor array: abi.h), calls the core, and leaves
+// results in the status array. Nothing here decides protocol questions.
+#include <emscripten.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "abi.h"
+#include "host.h"
+#include "payloads.h"
+#include "records.h"
+
+using namespace weft;
+using namespace weft::wasm;
+
+namespace {
+
+std::string g_err;          // the last failed call's error, as JSON
+std::vector<double> g_ids;  // ids of the last batch
+double g_status[4];         // [0] next deadline or -1, [1] error length
+
+Millis to_ms(double now) { return static_cast<Millis>(std::floor(now)); }
+
+double note_deadline(Host* x) {
+  const std::optional<Millis> d = x->peer->next_deadline();
+  g_status[0] = d ? static_cast<double>(*d) : -1;
+  return g_status[0];
+}
+
+CallOptions call_options(double t) {
+  CallOptions o;
+  if (t == static_cast<double>(abi::TIMEOUT_NONE)) o.no_timeout = true;
+  else if (t >= 0) o.timeout = static_cast<Millis>(t);
+  return o;
+}
+
+std::string in_string(double at, double n) {
+  return std::string(input().data() + static_cast<std::size_t>(at), static_cast<std::size_t>(n));
+}
+
+// Call or notification params: OBJECT/ARRAY payload handles; a scalar kind
+// is passed on as such so that the core refuses it (-32602).
+std::optional<json> params_of(double kind, double a) {
+  switch (static_cast<int>(kind)) {
+    case abi::VALUE_ABSENT: return std::nullopt;
+    case abi::VALUE_OBJECT: return object_marker(a);
+    case abi::VALUE_ARRAY: return array_marker(a);
+    case abi::VALUE_NUMBER: return json(a);
+    case abi::VALUE_STRING: return json("");
+    case abi::VALUE_FALSE: return json(false);
+    case abi::VALUE_TRUE: return json(true);
+    default: return json(nullptr);
+  }
+}
+
+// A refused call: its params never reach the transport, so their handle goes
+// back to JS the way every outbound handle does (js_discard).
+void give_back(int h, std::optional<json>& params) {
+  if (!params || marker_of(*params) < 0) return;
+  Outgoing o;
+  o.messages.emplace_back(Notification{std::string(), std::move(params)});
+  js_discard_records(h, o);
+  recycle(o);
+}
+
+void set_error(const Error& e) {
+  g_err = e.to_json().dump(-1, ' ', false, json::error_handler_t::replace);
+  g_status[1] = static_cast<double>(g_err.size());
+}
+
+std::optional<ParamSpec> parse_spec(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  ParamSpec s;
+  static const char* names[] = {
+#define WEFT_ABI_NAME(e, name) name,
+      WEFT_ABI_PARAM_TYPES(WEFT_ABI_NAME)
+#undef WEFT_ABI_NAME
+  };
+  if (auto it = j.find("params"); it != j.end() && it->is_array()) {
+    for (const auto& p : *it) {
+      Param q;
+      if (p.is_string()) {
+        q.name = p.get<std::string>();
+      } else if (p.is_object()) {
+        if (auto n = p.find("name"); n != p.end() && n->is_string()) q.name = n->get<std::string>();
+        if (auto t = p.find("type"); t != p.end() && t->is_string())
+          for (int i = 0; i < 8; ++i)
+            if (t->get<std::string>() == names[i]) q.type = static_cast<ParamType>(i);
+        if (auto r = p.find("required"); r != p.end() && r->is_boolean()) q.required = r->get<bool>();
+      }
+      s.params.push_back(std::move(q));
+    }
+  }
+  auto flag = [&](const char* k, bool& f) {
+    if (auto it = j.find(k); it != j.end() && it->is_boolean()) f = it->get<bool>();
+  };
+  flag("byPosition", s.by_position);
+  flag("byName", s.by_name);
+  flag("allowExtra", s.allow_extra);
+  return s;
+}
+
+}  // namespace
+
+extern "C" {
+
+// The input buffer, at least `n` bytes; valid until the next call asking for more.
+EMSCRIPTEN_KEEPALIVE char* weft_in(std::size_t n) {
+  auto& in = input();
+  if (in.size() < n + 1) in.resize(n + 1 + n / 2);
+  return in.data();
+}
+EMSCRIPTEN_KEEPALIVE double* weft_status() { return g_status; }
+// Room for `n` doubles of descriptors; valid until the next call asking for more.
+EMSCRIPTEN_KEEPALIVE double* weft_desc(std::size_t n) { return descriptors(n); }
+
+// A new endpoint: role (abi ROLE_*), whether foreign values are ignored, the
+// default timeout (< 0: none) and limits (0: the core's default).
+EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double default_timeout,
+                                     double max_in_flight, double max_pending, double max_batch) {
+  PeerOptions o;
+  o.role = static_cast<Role>(role);
+  o.ignore_foreign = ignore_foreign != 0;
+  if (default_timeout >= 0) o.default_timeout = static_cast<Millis>(default_timeout);
+  if (max_in_flight > 0) o.limits.max_in_flight = static_cast<std::size_t>(max_in_flight);
+  if (max_pending > 0) o.limits.max_pending = static_cast<std::size_t>(max_pending);
+  if (max_batch > 0) o.limits.max_batch = static_cast<std::size_t>(max_batch);
+  return create_host(std::move(o));
+}
+
+// Fails pending calls (kClosed, or `code` with the message in the input
+// buffer), cancels requests being served; the host stays until destroy.
+EMSCRIPTEN_KEEPALIVE void weft_close(int h, int code, std::size_t mlen) {
+  Host* x = host(h);
+  if (!x) return;
+  std::optional<Error> why;
+  if (code != 0) why = Error(code, std::string(input().data(), mlen));
+  x->peer->close(why);
+}
+
+EMSCRIPTEN_KEEPALIVE void weft_destroy(int h) { destroy_host(h); }
+
+// Registers JS function `fn` for the name in the input buffer [0, nlen); flags
+// bit 0: a notification handler. A ParamSpec as JSON may follow (slen bytes).
+EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags, std::size_t slen) {
+  Host* x = host(h);
+  if (!x) return 0;
+  auto& in = input();
+  std::string name(in.data(), nlen);
+  std::optional<ParamSpec> spec;
+  if (slen) {
+    json j = json::parse(in.data() + nlen, in.data() + nlen + slen, nullptr, false);
+    if (j.is_discarded()) return 0;
+    spec = parse_spec(j);
+  }
+  if (flags & 1) {
+    x->peer->notification(
+        std::move(name),
+        [h, fn](const json& params) {
+          Host* x = host(h);
+          if (!x) return;
+          const double slot = params.is_null() ? abi::kPAY_NONE : x->payload(params);
+          js_dispatch_call(h, fn, -1, slot, x->tmp);
+        },
+        std::move(spec));
+    return 1;
+  }
+  x->peer->method(
+      std::move(name),
+      MethodHandler([h, fn](json params, Reply reply, const CallInfo&) {
+        Host* x = host(h);
+        if (!x) return;
+        const int token = x->store(std::move(reply));
+        const double slot = params.is_null() ? abi::kPAY_NONE : x->payload(params);
+        if (slot >= 0) recycle(params);
+        // >= 0: answered now with that payload handle; LATER: by token; DONE.
+        const double r = js_dispatch_call(h, fn, token, slot, x->tmp);
+        x = host(h);
+        if (!x) return;
+        if (!x->has(token)) {
+          std::optional<json> v;
+          if (r >= 0) v = value_marker(r);
+          give_back(h, v);
+          return;
+        }
+        if (r >= 0) x->take(token).ok(value_marker(r));
+        else if (r == static_cast<double>(abi::DISPATCH_LATER))
+          x->replies[token].on_cancel([h, token] { js_cancelled_call(h, token); });
+      }),
+      std::move(spec));
+  return 1;
+}
+
+EMSCRIPTEN_KEEPALIVE int weft_remove(int h, std::size_t nlen) {
+  Host* x = host(h);
+  return x && x->peer->remove(std::string(input().data(), nlen)) ? 1 : 0;
+}
+
+// Answers request `token` with payload `handle`. 0 when the token is no
+// longer answerable: the handle stays JS's.
+EMSCRIPTEN_KEEPALIVE int weft_reply(int h, int token, double handle) {
+  Host* x = host(h);
+  if (!x) return 0;
+  if (!x->has(token)) {
+    std::optional<json> v = value_marker(handle);
+    give_back(h, v);
+    return 0;
+  }
+  x->take(token).ok(value_marker(handle));
+  return 1;
+}
+
+// Answers request `token` with an error: `code` as JS had it (error_code_from
+// decides), the message in the input buffer [0, mlen), data the payload
+// `handle` (PAY_NONE: none). 0 as weft_reply.
+EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::size_t mlen, double handle) {
+  Host* x = host(h);
+  if (!x) return 0;
+  if (!x->has(token)) {
+    if (handle >= 0) {
+      std::optional<json> v = value_marker(handle);
+      give_back(h, v);
+    }
+    return 0;
+  }
+  Reply r = x->take(token);
+  std::string message(input().data(), mlen);
+  const std::optional<int> c = error_code_from(code);
+  Error e(c.value_or(code::kInternalError), c || !message.empty() ? std::move(message) : "Internal error");
+  if (handle >= 0) e.data = value_marker(handle);
+  r.error(std::move(e));
+  return 1;
+}
+
+// `count` incoming messages described in the descriptor array (a batch when
+// `batch`, §6). Returns the next deadline (-1: none).
+EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
+  Host* x = host(h);
+  if (!x) return -1;
+  Incoming in;
+  in.batch = batch != 0;
+  in.items.reserve(static_cast<std::size_t>(count));
+  const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
+  for (int i = 0; i < count; ++i) in.items.push_back(read_descriptor(d + i * abi::D_SIZE, input().data()));
+  x->peer->receive(std::move(in));
+  if (!(x = host(h))) return -1;
+  return note_deadline(x);
+}
+
+// An outgoing request: method = input buffer [0, mlen), params (kind, a) per
+// params_of. Returns the id (> 0), or 0 with the error at weft_error().
+EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double pkind, double pa,
+                                      double timeout, double now) {
+  Host* x = host(h);
+  if (!x) return 0;
+  std::optional<json> params = params_of(pkind, pa);
+  std::string method(input().data(), mlen);
+  Result<Id> r = x->peer->call(std::move(method), std::move(params), settle_to(h, token),
+                               call_options(timeout), to_ms(now));
+  if (!r.ok()) {
+    params = params_of(pkind, pa);  // the refused call dropped its copy
+    give_back(h, params);
+    set_error(r.error());
+    return 0;
+  }
+  if ((x = host(h))) note_deadline(x);
+  return r->kind() == Id::Kind::Int ? static_cast<double>(r->as_int()) : 0;
+}
+
+// A notification; 1 on success, else 0 with the error at weft_error().
+EMSCRIPTEN_KEEPALIVE int weft_notify(int h, std::size_t mlen, double pkind, double pa) {
+  Host* x = host(h);
+  if (!x) return 0;
+  Result<void> r = x->peer->notify(std::string(input().data(), mlen), params_of(pkind, pa));
+  if (r.ok()) return 1;
+  std::optional<json> params = params_of(pkind, pa);
+  give_back(h, params);
+  set_error(r.error());
+  return 0;
+}
+
+// A batch of `count` entries in the descriptor array (abi B_* layout).
+// Returns the number of ids written at weft_ids(), or -1 with the error at
+// weft_error().
+EMSCRIPTEN_KEEPALIVE int weft_batch(int h, int count, double timeout, double now) {
+  Host* x = host(h);
+  if (!x) return -1;
+  const double* d = descriptors(static_cast<std::size_t>(count) * abi::B_SIZE);
+  std::vector<BatchEntry> entries;
+  entries.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i, d += abi::B_SIZE) {
+    BatchEntry b;
+    b.method = in_string(d[abi::B_METHOD_AT], d[abi::B_METHOD_LEN]);
+    b.params = params_of(d[abi::B_PARAMS_KIND], d[abi::B_PARAMS_A]);
+    if (d[abi::B_TOKEN] >= 0) b.done = settle_to(h, static_cast<int>(d[abi::B_TOKEN]));
+    entries.push_back(std::move(b));
+  }
+  auto r = x->peer->batch(std::move(entries), call_options(timeout), to_ms(now));
+  if (!r.ok()) {
+    d = descriptors(0);
+    for (int i = 0; i < count; ++i, d += abi::B_SIZE) {
+      std::optional<json> p = params_of(d[abi::B_PARAMS_KIND], d[abi::B_PARAMS_A]);
+      give_back(h, p);
+    }
+    set_error(r.error());
+    return -1;
+  }
+  if ((x = host(h))) note_deadline(x);
+  g_ids.clear();
+  for (const Id& id : *r) g_ids.push_back(id.kind() == Id::Kind::Int ? static_cast<double>(id.as_int()) : 0);
+  return static_cast<int>(g_ids.size());
+}
+EMSCRIPTEN_KEEPALIVE const double* weft_ids() { return g_ids.data(); }
+EMSCRIPTEN_KEEPALIVE const char* weft_error() { return g_err.c_str(); }
+
+// Gives up on outgoing call `id`: it settles now with -32800 and the other
+// side is sent $/cancelRequest. 1 if the call was pending.
+EMSCRIPTEN_KEEPALIVE int weft_cancel(int h, double id) {
+  Host* x = host(h);
+  return x && x->peer->cancel(Id::integer(static_cast<std::int64_t>(id))) ? 1 : 0;
+}
+
+// A message the transport accepted but could not deliver after all (a
+// deferred postMessage failure). kind: abi MSG_*; its id is descriptor 0's
+// (D_ID_*); the transport's message in the input buffer [0, mlen).
+EMSCRIPTEN_KEEPALIVE void weft_undelivered(int h, int kind, std::size_t mlen) {
+  Host* x = host(h);
+  if (!x) return;
+  std::string why(input().data(), mlen);
+  const Id id = read_descriptor_id(descriptors(abi::D_SIZE), input().data()).value_or(Id());
+  Outgoing o;
+  if (kind == abi::MSG_REQUEST) o.messages.emplace_back(Request{id, std::string(), std::nullopt});
+  else if (kind == abi::MSG_RESULT) o.messages.emplace_back(Response{id, json()});
+  else if (kind == abi::MSG_ERROR) o.messages.emplace_back(Response{id, Error()});
+  else o.messages.emplace_back(Notification{std::string(), std::nullopt});
+  x->peer->undelivered(o, Error(code::kClosed, why));
+}
+
+// Fails calls whose deadline has passed; returns the next deadline (-1: none).
+EMSCRIPTEN_KEEPALIVE double weft_advance(int h, double now) {
+  Host* x = host(h);
+  if (!x) return -1;
+  x->peer->advance(to_ms(now));
+  if (!(x = host(h))) return -1;
+  return note_deadline(x);
+}
+
+EMSCRIPTEN_KEEPALIVE double weft_pending(int h) {
+  Host* x = host(h);
+  return x ? static_cast<double>(x->peer->pending()) : 0;
+}
+EMSCRIPTEN_KEEPALIVE double weft_in_flight(int h) {
+  Host* x = host(h);
+  return x ? static_cast<double>(x->peer->in_flight()) : 0;
+}
+// Bytes malloc has handed out and not taken back: the leak check's measure.
+EMSCRIPTEN_KEEPALIVE double weft_heap_used() { return static_cast<double>(mallinfo().uordblks); }
+
+}  // extern "C"

@@ -1,0 +1,173 @@
+// Hosts (host.h): the registry, the Peer's callbacks, and the EM_JS hooks —
+// the only place the module calls JavaScript.
+#include "host.h"
+
+#include <emscripten.h>
+
+#include "abi.h"
+#include "payloads.h"
+#include "records.h"
+
+// clang-format off
+// (the loader installs Module.weft before any export runs: js/hooks.js)
+EM_JS(int, js_send, (int h, const double* recs, int count, int batch, const char* text),
+      { return Module.weft.send(h, recs, count, batch, text); });
+EM_JS(void, js_discard, (int h, const double* recs, int count), { Module.weft.discard(h, recs, count); });
+EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
+      { Module.weft.settle(h, token, slot, p, n); });
+EM_JS(void, js_fail, (int h, int token, int code, const char* m, size_t mn, double slot, const char* p, size_t n),
+      { Module.weft.fail(h, token, code, m, mn, slot, p, n); });
+EM_JS(double, js_dispatch, (int h, int fn, int token, double slot, const char* p, size_t n),
+      { return Module.weft.dispatch(h, fn, token, slot, p, n); });
+EM_JS(void, js_cancelled, (int h, int token), { Module.weft.cancelled(h, token); });
+EM_JS(void, js_diag, (int h, int kind, const char* p, size_t n), { Module.weft.diag(h, kind, p, n); });
+EM_JS(int, js_materialize, (int h, double handle), { return Module.weft.materialize(h, handle); });
+// clang-format on
+
+namespace weft::wasm {
+namespace {
+
+std::vector<std::unique_ptr<Host>> g_hosts;  // handle = index + 1
+std::vector<char> g_in(4096);
+std::vector<double> g_desc;
+std::vector<double> g_rec;
+std::string g_text;
+
+void dump_to(const json& v, std::string& out) {
+  out = v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// PeerOptions::inspect: the core needs to look inside params that are still
+// a JS value; JS hands over their JSON text.
+void materialize(int h, json& v) {
+  const double handle = marker_of(v);
+  if (handle < 0) return;
+  const int n = js_materialize(h, handle);
+  if (n < 0) {  // not representable as JSON (a cycle, a BigInt): same type, empty
+    v = v.is_array() ? json::array() : json::object();
+    return;
+  }
+  auto& in = input();
+  json parsed = json::parse(in.data(), in.data() + n, nullptr, false);
+  if (parsed.is_discarded()) parsed = v.is_array() ? json::array() : json::object();
+  v = std::move(parsed);
+}
+
+}  // namespace
+
+int Host::store(Reply&& r) {
+  if (!free_replies.empty()) {
+    const int t = free_replies.back();
+    free_replies.pop_back();
+    replies[t] = std::move(r);
+    return t;
+  }
+  replies.push_back(std::move(r));
+  return static_cast<int>(replies.size() - 1);
+}
+
+bool Host::has(int t) const {
+  return t >= 0 && t < static_cast<int>(replies.size()) && !replies[t].done();
+}
+
+Reply Host::take(int t) {
+  Reply r = std::move(replies[t]);
+  free_replies.push_back(t);
+  return r;
+}
+
+double Host::payload(const json& v) {
+  const double n = marker_of(v);
+  if (n >= 0) return n;
+  dump_to(v, tmp);
+  return abi::kPAY_TEXT;
+}
+
+Host* host(int h) {
+  if (h <= 0 || h > static_cast<int>(g_hosts.size())) return nullptr;
+  return g_hosts[h - 1].get();
+}
+
+std::vector<char>& input() { return g_in; }
+
+double* descriptors(std::size_t n) {
+  if (g_desc.size() < n) g_desc.resize(n);
+  return g_desc.data();
+}
+
+bool js_send_records(int h, const Outgoing& o, std::string& why) {
+  write_records(o, g_rec, g_text);
+  const int n = js_send(h, g_rec.data(), static_cast<int>(o.messages.size()), o.batch ? 1 : 0, g_text.data());
+  if (n < 0) return true;
+  why.assign(g_in.data(), static_cast<std::size_t>(n));
+  return false;
+}
+
+void js_discard_records(int h, const Outgoing& o) {
+  std::vector<double> recs;  // not g_rec: a discard can happen inside a send
+  std::string text;
+  write_records(o, recs, text);
+  js_discard(h, recs.data(), static_cast<int>(o.messages.size()));
+}
+
+double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text) {
+  return js_dispatch(h, fn, token, slot, text.data(), slot == abi::kPAY_TEXT ? text.size() : 0);
+}
+
+void js_cancelled_call(int h, int token) { js_cancelled(h, token); }
+
+int js_materialize_call(int h, double handle) { return js_materialize(h, handle); }
+
+int create_host(PeerOptions o) {
+  int h = 0;
+  for (std::size_t i = 0; i < g_hosts.size(); ++i)
+    if (!g_hosts[i]) h = static_cast<int>(i) + 1;
+  if (!h) {
+    g_hosts.emplace_back();
+    h = static_cast<int>(g_hosts.size());
+  }
+  auto x = std::make_unique<Host>();
+  x->handle = h;
+  o.send = [h](Outgoing&& m) {
+    std::string why;
+    const bool sent = js_send_records(h, m, why);
+    recycle(m);
+    if (!sent)
+      if (Host* x = host(h)) x->peer->undelivered(m, Error(code::kClosed, why));
+  };
+  o.discard = [h](Outgoing&& m) {
+    js_discard_records(h, m);
+    recycle(m);
+  };
+  o.inspect = [h](json& params) { materialize(h, params); };
+  o.diagnostic = [h](const Diagnostic& d) {
+    js_diag(h, static_cast<int>(d.kind), d.message.data(), d.message.size());
+  };
+  x->peer = std::make_unique<Peer>(std::move(o));
+  g_hosts[h - 1] = std::move(x);
+  return h;
+}
+
+void destroy_host(int h) {
+  if (!host(h)) return;
+  std::unique_ptr<Host> gone = std::move(g_hosts[h - 1]);
+  gone->replies.clear();
+}
+
+CallCallback settle_to(int h, int token) {
+  return [h, token](Result<json> r) {
+    Host* x = host(h);
+    if (!x) return;
+    if (r.ok()) {
+      const double slot = x->payload(r.value());
+      js_settle(h, token, slot, x->tmp.data(), slot == abi::kPAY_TEXT ? x->tmp.size() : 0);
+      return;
+    }
+    const Error& e = r.error();
+    const double slot = e.data ? x->payload(*e.data) : abi::kPAY_NONE;
+    js_fail(h, token, e.code, e.message.data(), e.message.size(), slot, x->tmp.data(),
+            slot == abi::kPAY_TEXT ? x->tmp.size() : 0);
+  };
+}
+
+}  // namespace weft::wasm

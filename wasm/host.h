@@ -1,0 +1,58 @@
+// wasm/host.h — one JS endpoint's state inside the module, and the calls
+// into JavaScript (the EM_JS hooks, defined in host.cpp).
+//
+// JS refers to a Host by a small integer handle. Every hook below may
+// re-enter the module (a handler may call, a transport may loop back), so
+// code that calls one looks its Host up again afterwards: the endpoint may
+// have been destroyed meanwhile.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::wasm {
+
+struct Host {
+  int handle = 0;
+  std::unique_ptr<Peer> peer;
+  std::vector<Reply> replies;  // async answers, by token
+  std::vector<int> free_replies;
+  std::string tmp;  // JSON text handed to JS (reused)
+
+  int store(Reply&& r);
+  bool has(int token) const;
+  Reply take(int token);
+  // A value for JS: its payload handle, or abi::kPAY_TEXT with the JSON text
+  // in `tmp`.
+  double payload(const json& v);
+};
+
+// The Host behind handle `h`, or nullptr once destroyed.
+Host* host(int h);
+// A new Host with its Peer built from `o` (send/discard/inspect/diagnostic
+// are wired to JS here); returns its handle.
+int create_host(PeerOptions o);
+void destroy_host(int h);
+
+// The shared input buffer (JS → core strings) and descriptor array (room
+// for `n` doubles; valid until the next call asking for more).
+std::vector<char>& input();
+double* descriptors(std::size_t n);
+
+// Completion callback of outgoing call `token` (settles the JS promise).
+CallCallback settle_to(int h, int token);
+
+// -- hooks into JS ------------------------------------------------------------
+// Outgoing messages as records (records.cpp); false if the transport threw,
+// with its message in `why`.
+bool js_send_records(int h, const Outgoing& o, std::string& why);
+void js_discard_records(int h, const Outgoing& o);
+double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
+void js_cancelled_call(int h, int token);
+// JSON text of payload `handle` into the input buffer; its length, or -1.
+int js_materialize_call(int h, double handle);
+
+}  // namespace weft::wasm

@@ -1,0 +1,119 @@
+// Payload markers and their pools (payloads.h).
+#include "payloads.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "abi.h"
+
+namespace weft::wasm {
+namespace {
+
+enum MarkerKind : int { kValueMarker, kObjectMarker, kArrayMarker, kNotMarker };
+constexpr std::size_t kPoolMax = 256;
+std::vector<json> g_pool[3];
+
+json pooled(MarkerKind k) {
+  json j = std::move(g_pool[k].back());
+  g_pool[k].pop_back();
+  return j;
+}
+
+MarkerKind marker_kind(const json& v, double& n) {
+  switch (v.type()) {
+    case json::value_t::binary: {
+      const auto& b = v.get_ref<const json::binary_t&>();
+      if (b.empty() && b.has_subtype()) {
+        n = static_cast<double>(b.subtype());
+        return kValueMarker;
+      }
+      break;
+    }
+    case json::value_t::object: {
+      const auto& o = v.get_ref<const json::object_t&>();
+      if (o.size() != 1) break;
+      const auto& [k, u] = *o.begin();
+      if (k.size() == 1 && k[0] == '\xFF' && u.is_number_unsigned()) {
+        n = static_cast<double>(u.get<std::uint64_t>());
+        return kObjectMarker;
+      }
+      break;
+    }
+    case json::value_t::array: {
+      const auto& a = v.get_ref<const json::array_t&>();
+      if (a.size() == 2 && a[0].is_discarded() && a[1].is_number_unsigned()) {
+        n = static_cast<double>(a[1].get<std::uint64_t>());
+        return kArrayMarker;
+      }
+      break;
+    }
+    default: break;
+  }
+  return kNotMarker;
+}
+
+void recycle(std::optional<json>& v) {
+  if (v) wasm::recycle(*v);
+}
+
+}  // namespace
+
+json value_marker(double n) {
+  const auto u = static_cast<std::uint64_t>(n);
+  if (g_pool[kValueMarker].empty()) return json::binary(json::binary_t::container_type{}, u);
+  json j = pooled(kValueMarker);
+  j.get_binary().set_subtype(u);
+  return j;
+}
+
+json object_marker(double n) {
+  const auto u = static_cast<std::uint64_t>(n);
+  if (!g_pool[kObjectMarker].empty()) {
+    json j = pooled(kObjectMarker);
+    j.get_ref<json::object_t&>().begin()->second.get_ref<json::number_unsigned_t&>() = u;
+    return j;
+  }
+  json j(json::value_t::object);
+  j.get_ref<json::object_t&>().emplace(std::string(1, '\xFF'), u);
+  return j;
+}
+
+json array_marker(double n) {
+  const auto u = static_cast<std::uint64_t>(n);
+  if (!g_pool[kArrayMarker].empty()) {
+    json j = pooled(kArrayMarker);
+    j.get_ref<json::array_t&>()[1].get_ref<json::number_unsigned_t&>() = u;
+    return j;
+  }
+  json j(json::value_t::array);
+  auto& a = j.get_ref<json::array_t&>();
+  a.reserve(2);
+  a.emplace_back(json::value_t::discarded);
+  a.emplace_back(u);
+  return j;
+}
+
+double marker_of(const json& v) {
+  double n = abi::kPAY_TEXT;
+  marker_kind(v, n);
+  return n;
+}
+
+void recycle(json& v) {
+  double n;
+  const MarkerKind k = marker_kind(v, n);
+  if (k != kNotMarker && g_pool[k].size() < kPoolMax) g_pool[k].push_back(std::move(v));
+}
+
+void recycle(Outgoing& o) {
+  for (Message& m : o.messages) {
+    if (auto* q = std::get_if<Request>(&m)) recycle(q->params);
+    else if (auto* t = std::get_if<Notification>(&m)) recycle(t->params);
+    else if (auto* r = std::get_if<Response>(&m)) {
+      if (auto* e = std::get_if<Error>(&r->outcome)) recycle(e->data);
+      else recycle(std::get<json>(r->outcome));
+    }
+  }
+}
+
+}  // namespace weft::wasm

@@ -1,0 +1,43 @@
+// wasm/payloads.h — payloads the core carries without owning them.
+//
+// params, result and error.data are JavaScript values; the protocol only
+// checks their JSON type. So they stay in JS and the core holds a *marker*
+// in their place: a json value of the right type that names a handle.
+//
+// Handles (abi.h, PAY_*):
+//  * outbound (a value JS hands to the core: call params, a handler's result
+//    or error data) = generation << INDEX_BITS | index into js/payloads.js's
+//    table. JS gives up the value when it hands the handle over; the handle
+//    comes back exactly once, in an outgoing record — sent (js_send) or
+//    dropped (js_discard: PeerOptions::discard, or a call that failed) — and
+//    js/payloads.js frees it there and nowhere else. A handle whose
+//    generation does not match is refused, never resolved to another value.
+//  * inbound (a value in a message being received) = INBOUND_BASE + its
+//    index in that message's list; valid while weft_receive runs (handlers
+//    and call completions see it synchronously), released when it returns.
+//
+// Marker shapes, chosen so that no value the core or a JSON parse produces
+// can be mistaken for one:
+//  * any type (result, error.data): binary, no bytes, subtype = handle (no
+//    JSON text decodes to binary);
+//  * object params: {"\xFF": handle} ("\xFF" is not UTF-8: no parsed or
+//    JS-encoded key is "\xFF");
+//  * array params: [<discarded>, handle] (a parse never yields discarded).
+// Markers are pooled: building and destroying them showed in the small-call
+// profile, so those the glue gets back are refilled instead.
+#pragma once
+
+#include "weft/weft.h"
+
+namespace weft::wasm {
+
+json value_marker(double handle);
+json object_marker(double handle);
+json array_marker(double handle);
+// The handle `v` is a marker for, or abi::kPAY_TEXT when `v` is a real value.
+double marker_of(const json& v);
+// Gives `v` back to its pool if it is a marker (a real value is left alone).
+void recycle(json& v);
+void recycle(Outgoing& o);
+
+}  // namespace weft::wasm

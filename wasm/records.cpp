@@ -1,0 +1,158 @@
+// Messages across the boundary (records.h): outgoing records, incoming
+// descriptors. The layouts are abi.h's; nothing here decides what is valid —
+// read_descriptor() only rebuilds the members, classify() judges them.
+#include "records.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "abi.h"
+#include "payloads.h"
+
+namespace weft::wasm {
+namespace {
+
+using namespace abi;
+
+double ptr(const char* p) { return static_cast<double>(reinterpret_cast<std::uintptr_t>(p)); }
+
+void record_id(double* r, const Id& id) {
+  switch (id.kind()) {
+    case Id::Kind::Null: r[R_ID_KIND] = ID_NULL; break;
+    case Id::Kind::Int: r[R_ID_KIND] = ID_INT; r[R_ID_A] = static_cast<double>(id.as_int()); break;
+    case Id::Kind::Uint: r[R_ID_KIND] = ID_INT; r[R_ID_A] = static_cast<double>(id.as_uint()); break;
+    case Id::Kind::String:
+    case Id::Kind::Number:
+      r[R_ID_KIND] = id.kind() == Id::Kind::String ? ID_STRING : ID_LEXEME;
+      r[R_ID_A] = ptr(id.text().data());
+      r[R_ID_B] = static_cast<double>(id.text().size());
+      break;
+  }
+}
+
+void record_payload(double* r, const json* v, std::string& text) {
+  if (!v) {
+    r[R_PAY] = kPAY_NONE;
+    return;
+  }
+  const double n = marker_of(*v);
+  if (n >= 0) {
+    r[R_PAY] = n;
+    return;
+  }
+  const std::size_t at = text.size();
+  text += v->dump(-1, ' ', false, json::error_handler_t::replace);
+  r[R_PAY] = kPAY_TEXT;
+  r[R_TEXT_P] = static_cast<double>(at);
+  r[R_TEXT_N] = static_cast<double>(text.size() - at);
+}
+
+void record_string(double* r, const std::string& s) {
+  r[R_STR_P] = ptr(s.data());
+  r[R_STR_N] = static_cast<double>(s.size());
+}
+
+// A JSON value of the kind JS described, for a member the core reads as a
+// scalar: strings and numbers carry their value; containers their type only.
+json scalar(const double* d, int kind, int a, int b, const char* in) {
+  switch (static_cast<int>(d[kind])) {
+    case VALUE_NULL: return nullptr;
+    case VALUE_FALSE: return false;
+    case VALUE_TRUE: return true;
+    case VALUE_NUMBER: {
+      const double v = d[a];
+      // Integral values are integers, as a JSON parse of their text would give.
+      if (std::trunc(v) == v && std::fabs(v) < 9.2e18) return static_cast<std::int64_t>(v);
+      return v;
+    }
+    case VALUE_NON_FINITE: return d[a];
+    case VALUE_STRING:
+      return std::string(in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
+    case VALUE_ARRAY: return json::array();
+    case VALUE_OBJECT: return json::object();
+    default: return json(json::value_t::discarded);
+  }
+}
+
+bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
+
+}  // namespace
+
+void write_records(const Outgoing& o, std::vector<double>& recs, std::string& text) {
+  const std::size_t n = o.messages.size();
+  if (recs.size() < n * R_SIZE) recs.resize(n * R_SIZE);
+  text.clear();
+  double* r = recs.data();
+  for (const Message& m : o.messages) {
+    if (const auto* q = std::get_if<Request>(&m)) {
+      r[R_KIND] = MSG_REQUEST;
+      record_id(r, q->id);
+      record_string(r, q->method);
+      record_payload(r, q->params ? &*q->params : nullptr, text);
+    } else if (const auto* t = std::get_if<Notification>(&m)) {
+      r[R_KIND] = MSG_NOTIFICATION;
+      record_string(r, t->method);
+      record_payload(r, t->params ? &*t->params : nullptr, text);
+    } else {
+      const auto& resp = std::get<Response>(m);
+      record_id(r, resp.id);
+      if (const auto* e = std::get_if<Error>(&resp.outcome)) {
+        r[R_KIND] = MSG_ERROR;
+        r[R_CODE] = e->code;
+        record_string(r, e->message);
+        record_payload(r, e->data ? &*e->data : nullptr, text);
+      } else {
+        r[R_KIND] = MSG_RESULT;
+        record_payload(r, &std::get<json>(resp.outcome), text);
+      }
+    }
+    r += R_SIZE;
+  }
+}
+
+std::optional<Id> read_descriptor_id(const double* d, const char* in) {
+  if (!present(d, D_ID_KIND)) return std::nullopt;
+  if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
+    const std::string lexeme(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
+    return Id::from_json(json(d[D_ID_A]), &lexeme);
+  }
+  return Id::from_json(scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in));
+}
+
+Item read_descriptor(const double* d, const char* in) {
+  if (static_cast<int>(d[D_SHAPE]) != VALUE_OBJECT)
+    return classify_non_object(scalar(d, D_SHAPE, D_SHAPE, D_SHAPE, in));
+  Envelope e;
+  if (present(d, D_JSONRPC_KIND)) e.jsonrpc = scalar(d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in);
+  if (present(d, D_METHOD_KIND)) e.method = scalar(d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
+  if (present(d, D_ID_KIND)) {
+    e.id = scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in);
+    // A number that is not a safe integer: its JS text is the lexeme.
+    if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
+      e.id = d[D_ID_A];
+      e.id_lexeme = std::string(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
+    }
+  }
+  switch (static_cast<int>(d[D_PARAMS_KIND])) {
+    case VALUE_ABSENT: break;
+    case VALUE_OBJECT: e.params = object_marker(d[D_PARAMS_A]); break;
+    case VALUE_ARRAY: e.params = array_marker(d[D_PARAMS_A]); break;
+    default: e.params = scalar(d, D_PARAMS_KIND, D_PARAMS_A, D_PARAMS_A, in); break;
+  }
+  if (present(d, D_RESULT_KIND)) e.result = value_marker(d[D_RESULT_A]);
+  const int ek = static_cast<int>(d[D_ERROR_KIND]);
+  if (ek == VALUE_OBJECT) {
+    json err(json::value_t::object);
+    auto& o = err.get_ref<json::object_t&>();
+    if (present(d, D_CODE_KIND)) o.emplace("code", scalar(d, D_CODE_KIND, D_CODE_A, D_CODE_A, in));
+    if (present(d, D_MESSAGE_KIND))
+      o.emplace("message", scalar(d, D_MESSAGE_KIND, D_MESSAGE_A, D_MESSAGE_B, in));
+    if (present(d, D_DATA_KIND)) o.emplace("data", value_marker(d[D_DATA_A]));
+    e.error = std::move(err);
+  } else if (ek != VALUE_ABSENT) {
+    e.error = scalar(d, D_ERROR_KIND, D_ERROR_KIND, D_ERROR_KIND, in);
+  }
+  return classify(std::move(e));
+}
+
+}  // namespace weft::wasm

@@ -1,0 +1,23 @@
+// wasm/records.h — messages across the boundary, as abi.h lays them out.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "weft/weft.h"
+
+namespace weft::wasm {
+
+// Outgoing: fills `recs` (abi R_* layout, one record per message) and `text`
+// (JSON of values the core made itself). Pointers in the records stay valid
+// while `o` and `text` live.
+void write_records(const Outgoing& o, std::vector<double>& recs, std::string& text);
+
+// Incoming: the message described by descriptor record `d` (abi D_*
+// layout), with its strings in `in`, as classify() sees it.
+Item read_descriptor(const double* d, const char* in);
+// Only the id of descriptor `d` (nullopt: not a valid id).
+std::optional<Id> read_descriptor_id(const double* d, const char* in);
+
+}  // namespace weft::wasm
