@@ -2,7 +2,9 @@
 // protocol implemented once, in C++, compiled to WebAssembly.
 // A drop-in for the Wiggum API (JSONRPCClient, JSONRPCServer, RPCError and
 // the transports), plus Peer, per-call { timeout, signal } and batch().
-import { Endpoint, Role, RPCError, ErrorCode, ready, heapUsed, coreVersion } from './core.js';
+import { Endpoint, Role } from './endpoint.js';
+import { ErrorCode, RPCError } from './errors.js';
+import { coreVersion, heapUsed, ready } from './module.js';
 
 export { RPCError, ErrorCode, ready, heapUsed, coreVersion };
 export { windowTransport, portTransport, workerTransport, selfTransport } from './transports/index.js';

@@ -1,4 +1,4 @@
-// The object path between js/core.js and the core (wasm/weft_wasm.cpp):
+// The object path between js/ and the core (wasm/):
 // messages described member by member instead of as envelope text, records
 // instead of text on the way out, payload markers, and transport.onSendError.
 import { test } from 'node:test';
@@ -168,10 +168,10 @@ test('timer: kept across calls, still fires for the earliest deadline; idle endp
     const first = client.request('a');
     answer(1);
     assert.equal(await first, 'ok');
-    assert.equal(client.idle, true);                    // left over from the first call, unref'd
-    assert.equal(client.timer.hasRef(), false);
+    assert.equal(client.timer.idle, true);              // left over from the first call, unref'd
+    assert.equal(client.timer.timer.hasRef(), false);
     const slow = client.request('b');                   // due in 10 s: the kept timer is due earlier, reused
-    assert.equal(client.timer.hasRef(), true);
+    assert.equal(client.timer.timer.hasRef(), true);
     const t0 = Date.now();
     await assert.rejects(client.request('c', [], { timeout: 30 }), (e) => e.code === ErrorCode.Timeout);
     const took = Date.now() - t0;

@@ -1,0 +1,75 @@
+// Outgoing batches (§6): one array on the wire, one promise per call.
+import * as A from '../dist/weft_abi.js';
+import { ErrorCode, RPCError } from './errors.js';
+import { M, X, desc, lastError, put, status } from './heap.js';
+import { params } from './wire.js';
+
+const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancelled');
+
+/**
+ * ep.batch(entries, {timeout, signal}): entries are {method, params,
+ * notification?}. Returns one promise per entry (a notification's resolves
+ * to undefined when sent).
+ */
+export function batch(ep, entries, options) {
+  const opts = options ?? {};
+  const signal = opts.signal;
+  const t = ep._timeoutArg(opts.timeout);
+  const items = entries.map((e) => {
+    if (e.notification) return { e, rec: null, p: Promise.resolve(undefined) };
+    const item = { e, rec: null, p: null };
+    item.p = new Promise((resolve, reject) => {
+      item.rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null };
+    });
+    return item;
+  });
+  // As request(): an aborted signal sends nothing and rejects every call.
+  if (signal?.aborted) for (const it of items) it.rec?.reject(cancelled());
+  else if (ep.closedError && (ep.queue || !ep.h)) for (const it of items) it.rec?.reject(ep.closedError);
+  else if (ep.queue) ep.queue.push(['b', items, t, ep.clock.now()]);
+  else sendBatch(ep, items, t, ep.clock.now());
+  return items.map((it) => it.p);
+}
+
+/** Hands a batch to the core (also for one queued before the core loaded). */
+export function sendBatch(ep, items, timeout, t) {
+  const calls = items.filter((it) => it.rec);
+  if (!ep.h) {
+    for (const it of calls) it.rec.reject(ep.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
+    return;
+  }
+  const signal = calls[0]?.rec.signal;
+  if (signal?.aborted) { for (const it of calls) it.rec.reject(cancelled()); return; }
+  const base = desc(items.length * A.B_SIZE);
+  let at = 0;
+  items.forEach((it, i) => {
+    const p = it.e.params;
+    const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(ep.out, p);
+    const n = put(String(it.e.method), at);
+    it.token = it.rec ? ep._token(it.rec) : -1;
+    const F = M.HEAPF64;
+    const d = base + i * A.B_SIZE;
+    F[d + A.B_METHOD_AT] = at; F[d + A.B_METHOD_LEN] = n;
+    F[d + A.B_PARAMS_KIND] = kind; F[d + A.B_PARAMS_A] = arg; F[d + A.B_TOKEN] = it.token;
+    at += n;
+  });
+  if (X._weft_batch(ep.h, items.length, timeout, t) < 0) {
+    const err = lastError();
+    for (const it of calls) {
+      ep._untoken(it.token);
+      it.rec.reject(err);
+    }
+    return;
+  }
+  ep._arm(status(0), t);
+  const ids = X._weft_ids() >> 3;
+  calls.forEach((it, k) => { it.rec.id = M.HEAPF64[ids + k]; });
+  const open = calls.filter((it) => !it.rec.done);
+  if (signal && open.length) {
+    // One listener for the batch, removed when its last call settles.
+    const group = { signal, left: open.length, onAbort: null };
+    group.onAbort = () => { for (const it of open) if (!it.rec.done && ep.h) X._weft_cancel(ep.h, it.rec.id); };
+    for (const it of open) it.rec.group = group;
+    signal.addEventListener('abort', group.onAbort, { once: true });
+  }
+}

@@ -1,0 +1,82 @@
+// Loads the WebAssembly core once per realm and routes its calls into
+// JavaScript (the EM_JS hooks of wasm/host.cpp) to the endpoint they concern.
+import * as A from '../dist/weft_abi.js';
+import { ErrorCode, RPCError } from './errors.js';
+import { M, X, attach, put, str } from './heap.js';
+import { loadModule } from './loader.js';
+import { message, value } from './wire.js';
+
+/** core handle → endpoint */
+export const hosts = [];
+const waiting = new Set();
+let loadError = null;
+
+const hooks = {
+  send(h, recs, count, batch, text) {
+    const ep = hosts[h];
+    return ep ? ep._send(recs, count, batch, text) : -1;
+  },
+  discard(h, recs, count) {
+    const ep = hosts[h];
+    if (ep) for (let i = 0; i < count; i++) message(ep.out, (recs >> 3) + i * A.R_SIZE, 0);
+  },
+  settle(h, token, sl, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._settle(token, value(ep.out, sl, p, n));
+  },
+  fail(h, token, code, mp, mn, sl, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._settleError(token, code, str(mp, mn), value(ep.out, sl, p, n));
+  },
+  dispatch(h, fn, token, sl, p, n) {
+    const ep = hosts[h];
+    return ep ? ep._dispatch(fn, token, value(ep.out, sl, p, n)) : A.DISPATCH_DONE;
+  },
+  cancelled(h, token) {
+    hosts[h]?._cancelled(token);
+  },
+  diag(h, kind, p, n) {
+    hosts[h]?._diag(A.DIAGNOSTICS[kind] ?? String(kind), str(p, n));
+  },
+  // PeerOptions::inspect: the core needs to look inside params.
+  materialize(h, sl) {
+    const ep = hosts[h];
+    let t;
+    try { t = JSON.stringify(ep ? value(ep.out, sl) : undefined); } catch { return -1; }
+    return t === undefined ? -1 : put(t);
+  },
+};
+
+/** Resolves once the core is loaded; rejects with an RPCError if it cannot be. */
+export const ready = loadModule(hooks).then((m) => {
+  if (m._weft_abi_hash() !== A.ABI_HASH)
+    throw new Error('dist/weft_abi.js does not match dist/weft.wasm (rebuild: npm run build:wasm)');
+  attach(m);
+  for (const ep of waiting) ep._init();
+  waiting.clear();
+}).catch((err) => {
+  loadError = new RPCError(ErrorCode.Closed, 'weft: the WebAssembly core failed to load: ' + (err?.message ?? err));
+  for (const ep of waiting) ep._fail(loadError);
+  waiting.clear();
+  throw loadError;
+});
+ready.catch(() => {});
+
+/** Calls ep._init() once the core is loaded (now, if it is), or ep._fail(). */
+export function whenLoaded(ep) {
+  if (X) ep._init();
+  else if (loadError) ep._fail(loadError);
+  else waiting.add(ep);
+}
+export function forget(ep) { waiting.delete(ep); }
+
+/** Heap bytes in use inside the WebAssembly module (for leak checks). */
+export function heapUsed() { return X ? X._weft_heap_used() : 0; }
+/** The core's version, e.g. "0.1.0" (once loaded). */
+export function coreVersion() {
+  if (!X) return undefined;
+  const p = X._weft_version();
+  let n = 0;
+  while (n < 64 && M.HEAPU8[p + n] !== 0) n++;
+  return str(p, n);
+}

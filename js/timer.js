@@ -1,0 +1,56 @@
+// One timer per endpoint, for the core's next deadline (the core has no
+// clock: the host supplies time). A timer that fires no later than the
+// deadline is kept rather than replaced (the core's advance() decides what
+// is due, and the timer is re-armed from its answer), and one left over when
+// nothing is pending is unref'd (Node) instead of cleared: calls that come
+// and go would otherwise set and clear a timer each.
+
+/** The system clock; Endpoint option `clock` replaces it (e.g. simulated time). */
+export const systemClock = {
+  now: typeof performance === 'object' ? () => performance.now() : () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (t) => clearTimeout(t),
+};
+
+export class DeadlineTimer {
+  /** `fire(now)` runs when the armed deadline passes; it re-arms as needed. */
+  constructor(clock, fire) {
+    this.clock = clock;
+    this.fire = fire;
+    this.timer = null;
+    this.armedAt = -1;
+    this.idle = false;  // left running with nothing pending (unref'd)
+  }
+  /** Arms for `deadline` (< 0: none), as seen at time `t`. */
+  arm(deadline, t) {
+    if (deadline < 0) return this.disarm();
+    if (this.timer !== null) {
+      if (this.armedAt <= deadline) {
+        if (this.idle) { this.idle = false; this.timer.ref?.(); }
+        return;
+      }
+      this.clock.clearTimeout(this.timer);
+    }
+    this.idle = false;
+    this.armedAt = deadline;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      this.armedAt = -1;
+      this.idle = false;
+      this.fire(this.clock.now());
+    }, Math.max(0, Math.ceil(deadline - (t ?? this.clock.now()))));
+  }
+  /** Nothing is pending: keep the timer but let the process exit. */
+  rest() {
+    if (this.timer === null || this.idle) return;
+    if (typeof this.timer.unref !== 'function') return this.disarm();
+    this.idle = true;
+    this.timer.unref();
+  }
+  disarm() {
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.armedAt = -1;
+    this.idle = false;
+  }
+}

@@ -1,0 +1,139 @@
+// Messages across the boundary, in the layouts of wasm/abi.h:
+//  * incoming: any value → descriptor records (D_*), members by kind, with
+//    payloads as inbound handles; the core rebuilds and judges them;
+//  * outgoing: records (R_*) → plain JSON-RPC objects, releasing outbound
+//    payload handles (payloads.js).
+// Nothing here decides what is valid: a wrong type is described as what it
+// is, and the core answers it.
+import * as A from '../dist/weft_abi.js';
+import { M, put, str } from './heap.js';
+import { pushInbound, inboundValue } from './payloads.js';
+
+/** The ABI kind of a JavaScript value. */
+export function kindOf(v) {
+  switch (typeof v) {
+    case 'undefined': return A.VALUE_ABSENT;
+    case 'string': return A.VALUE_STRING;
+    case 'number': return Number.isFinite(v) ? A.VALUE_NUMBER : A.VALUE_NON_FINITE;
+    case 'boolean': return v ? A.VALUE_TRUE : A.VALUE_FALSE;
+    case 'bigint': return A.VALUE_NUMBER;
+    case 'object': return v === null ? A.VALUE_NULL : Array.isArray(v) ? A.VALUE_ARRAY : A.VALUE_OBJECT;
+    default: return A.VALUE_NULL;  // functions, symbols: JSON.stringify would give null or nothing
+  }
+}
+
+// A scalar member at slots d+k (kind), d+k+1, d+k+2; `at` is the next free
+// byte of the input buffer, returned updated. (put() may grow the memory, so
+// HEAPF64 is read again after it.)
+function scalar(d, k, v, at) {
+  const kind = kindOf(v);
+  if (kind === A.VALUE_STRING) {
+    const n = put(v, at);
+    const F = M.HEAPF64;
+    F[d + k] = kind; F[d + k + 1] = at; F[d + k + 2] = n;
+    return at + n;
+  }
+  const F = M.HEAPF64;
+  F[d + k] = kind;
+  if (kind === A.VALUE_NUMBER || kind === A.VALUE_NON_FINITE) F[d + k + 1] = Number(v);
+  return at;
+}
+
+/** Describes the id `id` in descriptor `d` (D_ID_*); returns the next free byte. */
+export function describeId(d, id, at) {
+  at = scalar(d, A.D_ID_KIND, id, at);
+  if (typeof id === 'number' && Number.isFinite(id) && (!Number.isSafeInteger(id) || Object.is(id, -0))) {
+    // The lexeme a JSON codec would have kept (String(-0) is "0": spell it).
+    const n = put(Object.is(id, -0) ? '-0.0' : String(id), at);
+    const F = M.HEAPF64;
+    F[d + A.D_ID_B] = at; F[d + A.D_ID_C] = n;
+    at += n;
+  }
+  return at;
+}
+
+/** Describes `m` (any value) in descriptor `d`; returns the next free byte. */
+export function describe(d, m, at) {
+  M.HEAPF64.fill(0, d, d + A.D_SIZE);
+  const shape = kindOf(m);
+  M.HEAPF64[d + A.D_SHAPE] = shape;
+  if (shape !== A.VALUE_OBJECT) return at;
+  at = scalar(d, A.D_JSONRPC_KIND, m.jsonrpc, at);
+  at = scalar(d, A.D_METHOD_KIND, m.method, at);
+  at = describeId(d, m.id, at);
+  const p = m.params;
+  const pk = kindOf(p);
+  if (pk === A.VALUE_OBJECT || pk === A.VALUE_ARRAY) {
+    const F = M.HEAPF64;
+    F[d + A.D_PARAMS_KIND] = pk; F[d + A.D_PARAMS_A] = pushInbound(p);
+  } else {
+    at = scalar(d, A.D_PARAMS_KIND, p, at);
+  }
+  // A result member that is present counts even when undefined (structured
+  // clone keeps it): the caller then gets undefined.
+  if ('result' in m) {
+    const F = M.HEAPF64;
+    F[d + A.D_RESULT_KIND] = A.VALUE_PAYLOAD; F[d + A.D_RESULT_A] = pushInbound(m.result);
+  }
+  const e = m.error;
+  const ek = kindOf(e);
+  M.HEAPF64[d + A.D_ERROR_KIND] = ek;
+  if (ek === A.VALUE_OBJECT) {
+    at = scalar(d, A.D_CODE_KIND, e.code, at);
+    at = scalar(d, A.D_MESSAGE_KIND, e.message, at);
+    if (e.data !== undefined) {
+      const F = M.HEAPF64;
+      F[d + A.D_DATA_KIND] = A.VALUE_PAYLOAD; F[d + A.D_DATA_A] = pushInbound(e.data);
+    }
+  }
+  return at;
+}
+
+function recId(F, r) {
+  switch (F[r + A.R_ID_KIND]) {
+    case A.ID_INT: return F[r + A.R_ID_A];
+    case A.ID_STRING: return str(F[r + A.R_ID_A], F[r + A.R_ID_B]);
+    case A.ID_LEXEME: return Number(str(F[r + A.R_ID_A], F[r + A.R_ID_B]));  // as JSON.parse reads it
+    default: return null;
+  }
+}
+
+/**
+ * The message of record `r` (an index in HEAPF64), releasing its outbound
+ * payload handle from `out`; `text` points at the JSON of values the core
+ * made itself (0: none).
+ */
+export function message(out, r, text) {
+  const F = M.HEAPF64;
+  const kind = F[r + A.R_KIND];
+  const pay = F[r + A.R_PAY];
+  let v;
+  if (pay >= A.PAY_INBOUND_BASE) v = inboundValue(pay);
+  else if (pay >= 0) v = out.release(pay);
+  else if (pay === A.PAY_TEXT && text) v = JSON.parse(str(text + F[r + A.R_TEXT_P], F[r + A.R_TEXT_N]));
+  if (kind === A.MSG_RESULT) return { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
+  if (kind === A.MSG_REQUEST || kind === A.MSG_NOTIFICATION) {
+    const m = { jsonrpc: '2.0', method: str(F[r + A.R_STR_P], F[r + A.R_STR_N]) };
+    if (pay !== A.PAY_NONE) m.params = v;
+    if (kind === A.MSG_REQUEST) m.id = recId(F, r);
+    return m;
+  }
+  const code = F[r + A.R_CODE], msg = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
+  const error = v === undefined ? { code, message: msg } : { code, message: msg, data: v };
+  return { jsonrpc: '2.0', error, id: recId(F, r) };
+}
+
+/** A payload the core hands to JS without giving it up (params, a result). */
+export function value(out, sl, p, n) {
+  if (sl >= A.PAY_INBOUND_BASE) return inboundValue(sl);
+  if (sl >= 0) return out.peek(sl);
+  if (sl === A.PAY_TEXT) return JSON.parse(str(p, n));
+  return undefined;
+}
+
+/** Call/notify params as [kind, handle-or-number] (payloads held in `out`). */
+export function params(out, p) {
+  const k = kindOf(p);
+  if (k === A.VALUE_OBJECT || k === A.VALUE_ARRAY) return [k, out.hold(p)];
+  return [k, k === A.VALUE_NUMBER ? Number(p) : 0];
+}
