@@ -162,6 +162,59 @@ test('batch: one JSON-RPC batch on the wire, each call settles on its own', T, a
   } finally { client.destroy(); server.destroy(); }
 });
 
+// An AbortSignal stand-in that counts its listeners.
+function countingSignal() {
+  const listeners = new Set();
+  return {
+    aborted: false, reason: undefined, listeners,
+    addEventListener(type, fn) { if (type === 'abort') listeners.add(fn); },
+    removeEventListener(type, fn) { if (type === 'abort') listeners.delete(fn); },
+    abort(reason) { this.aborted = true; this.reason = reason; for (const fn of [...listeners]) fn(); listeners.clear(); },
+  };
+}
+
+test('batch: an already aborted signal sends nothing and rejects every call with -32800', T, async () => {
+  await ready;
+  const sent = [];
+  const client = new JSONRPCClient({ send: (m) => sent.push(m), onMessage() {}, destroy() {} });
+  try {
+    const ac = new AbortController();
+    ac.abort();
+    const [a, n, b] = client.batch([{ method: 'x' }, { method: 'n', notification: true }, { method: 'y', params: [1] }], { signal: ac.signal });
+    await assert.rejects(a, (e) => e instanceof RPCError && e.code === ErrorCode.RequestCancelled);
+    await assert.rejects(b, (e) => e instanceof RPCError && e.code === ErrorCode.RequestCancelled);
+    assert.equal(await n, undefined);
+    assert.deepEqual(sent, []);
+    assert.deepEqual(client.stats(), { ...client.stats(), pending: 0, calls: 0, payloads: 0 });
+  } finally { client.destroy(); }
+});
+
+test('batch: the abort listener is removed once every call of the batch has settled', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    server.method('echo', (p) => p);
+    const signal = countingSignal();
+    const ps = client.batch([{ method: 'echo', params: [1] }, { method: 'echo', params: [2] }], { signal });
+    assert.equal(signal.listeners.size, 1, 'one listener for the batch');
+    assert.deepEqual(await Promise.all(ps), [[1], [2]]);
+    assert.equal(signal.listeners.size, 0, 'removed after the last call settled');
+  } finally { done(); }
+});
+
+test('batch: aborting cancels the calls still pending', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    server.method('never', () => new Promise(() => {}));
+    const ac = new AbortController();
+    const [a, b] = client.batch([{ method: 'never' }, { method: 'never' }], { signal: ac.signal });
+    await sleep(10);
+    ac.abort();
+    await assert.rejects(a, (e) => e.code === ErrorCode.RequestCancelled);
+    await assert.rejects(b, (e) => e.code === ErrorCode.RequestCancelled);
+    assert.equal(client.stats().pending, 0);
+  } finally { done(); }
+});
+
 test('calls made before the module has loaded are queued, never dropped', T, async () => {
   // The module is loaded once per realm; a fresh worker shows the cold path.
   const { Worker } = await import('node:worker_threads');
