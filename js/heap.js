@@ -7,7 +7,8 @@ import { RPCError } from './errors.js';
 export let M = null;  // the Emscripten module
 export let X = null;  // its raw exports (M._weft_*)
 
-const dec = new TextDecoder();
+// ignoreBOM: a string may begin with U+FEFF; it is data, not a byte order mark.
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 const enc = new TextEncoder();
 let inPtr = 0, inCap = 0, statusPtr = 0, descPtr = 0, descCap = 0;
 
