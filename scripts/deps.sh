@@ -12,7 +12,7 @@ APT_PACKAGES=(
 )
 # Node 20 ships with these machines; Debian's nodejs (18) is only a fallback.
 command -v node >/dev/null || APT_PACKAGES+=(nodejs npm)
-# Browser tests (issue 5) need chromium; installed only when they exist.
+# Browser tests (tests/browser) need chromium; installed only when they exist.
 if [ -d tests/browser ]; then APT_PACKAGES+=(chromium); fi
 
 missing=()

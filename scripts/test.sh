@@ -4,7 +4,9 @@
 # then runs Catch2 (ctest), the Node tests and a bounded fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export NODE_PATH=/usr/share/nodejs  # Debian's emscripten needs acorn (toolchain.md)
+# Debian's emscripten runs its JS optimizer with the system node, which finds
+# Debian's acorn module only through this path.
+export NODE_PATH=/usr/share/nodejs
 JOBS=${JOBS:-2}
 
 bash scripts/deps.sh

@@ -1,5 +1,6 @@
 // A Peer over bytes: framing + codec + endpoint, both directions, every
-// framing with every codec, and the wire answers to bad frames (ADR-010, §5).
+// framing with every codec, and the wire answers to bad frames (docs/framing.md
+// F6, JSON-RPC 2.0 §5).
 #include <catch2/catch.hpp>
 
 #include "demo.h"
@@ -190,7 +191,7 @@ TEST_CASE("a partial frame times out after the read timeout and the stream goes 
   server.conn->advance(31000);
   REQUIRE(server.diags.size() == 1);
   CHECK(server.diags[0].kind == Diagnostic::Kind::BadFrame);
-  CHECK(server.wire.empty());  // ADR-010: discard and log; nothing is answered
+  CHECK(server.wire.empty());  // docs/framing.md F3: discard and log; nothing is answered
   const std::string ok = R"({"jsonrpc":"2.0","method":"get_data","id":3})";
   server.conn->feed("Content-Length: " + std::to_string(ok.size()) + "\r\n\r\n" + ok, 40000);
   CHECK(server.take() == "Content-Length: 45\r\n\r\n" + std::string(R"({"jsonrpc":"2.0","result":["hello",5],"id":3})"));

@@ -218,7 +218,7 @@ TEST_CASE("read timeout discards a partial frame and the stream goes on", "[fram
   for (Framing f : kAll) {
     INFO(framing_name(f));
     FramingLimits l;
-    l.read_timeout = 30000;  // ADR-010
+    l.read_timeout = 30000;  // docs/framing.md F3
     auto dec = make_decoder(f, l);
     Recorder r;
     CHECK(dec->idle());
@@ -309,7 +309,7 @@ TEST_CASE("oversized payloads stream past without being buffered", "[framing]") 
   const std::string chunk(64 * 1024, 'x');
   for (Framing f : kAll) {
     INFO(framing_name(f));
-    FramingLimits l;  // max_frame 10 MB (ADR-010)
+    FramingLimits l;  // max_frame 10 MB (docs/framing.md F2)
     auto dec = make_decoder(f, l);
     Recorder r;
     std::string head;

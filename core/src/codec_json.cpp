@@ -1,7 +1,7 @@
 // The JSON codec (RFC 8259 text, UTF-8 only).
 //
 // Decoding is detail::parse_json (json_parse.h): our own parser building
-// nlohmann::json values, because nlohmann's lexer was a third of a server's
+// nlohmann::json values, because nlohmann's lexer costs a third of a server's
 // time on small calls and most of it on large strings. It also keeps what the
 // codec promises: the depth limit stops the parse, the source text of
 // non-integer numeric ids survives (JSON-RPC 2.0 §5: the response carries

@@ -1,12 +1,12 @@
 // framing.cpp — framing names, frame encoders, and the Ndjson and Len32
 // decoders. The Lsp decoder lives in framing_lsp.cpp.
 //
-// Shared rules (stdio ADR-010 applies to every framing, not only Lsp):
+// Shared rules (docs/framing.md F1-F7 apply to every framing, not only Lsp):
 //  * A frame that lies wholly inside the chunk given to feed() is delivered as
 //    a view into that chunk: no copy, no allocation. Only a frame split across
 //    chunks is buffered, in a buffer that is reused from frame to frame.
 //  * A payload over max_frame is -32600 (reply=true) and is skipped as it
-//    streams past, never buffered (ADR-010 "discard payload without reading").
+//    streams past, never buffered (docs/framing.md F2).
 //  * Errors are not sticky: after reporting, the decoder resynchronises.
 //  * FrameError::offset is the stream offset of the byte whose arrival revealed
 //    the problem; for finish() and expire() it is the number of bytes fed.
@@ -251,15 +251,17 @@ std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits) {
   return nullptr;
 }
 
-// Lsp: only Content-Length (ADR-010: Content-Type is optional and defaults to
-// application/vscode-jsonrpc; charset=utf-8). Ndjson: the payload must not
-// contain '\n'; JSON text from weft's encoder never does (it escapes control
-// characters and writes no pretty-print newlines), so no check is made here.
+// Lsp: only Content-Length (docs/framing.md L5: Content-Type is optional and
+// defaults to application/vscode-jsonrpc; charset=utf-8). Ndjson: the payload
+// must not contain '\n'; JSON text from weft's encoder never does (it escapes
+// control characters and writes no pretty-print newlines), so no check is made
+// here.
 // Len32: the payload must fit in 32 bits, as every frame under max_frame does.
 void encode_frame(Framing f, std::string_view payload, std::string& out) {
   switch (f) {
     case Framing::Lsp: {
-      // to_chars, not snprintf: the format parser was 5% of a stdio server's time.
+      // to_chars, not snprintf: snprintf's format parsing costs about 5% of a
+      // stdio server's time.
       char digits[24];
       const auto r = std::to_chars(digits, digits + sizeof digits, payload.size());
       const std::size_t nd = static_cast<std::size_t>(r.ptr - digits);

@@ -2,8 +2,8 @@
 // (framing.cpp, framing_lsp.cpp) and by tests that need to look inside.
 //
 // Every decoder derives from DecoderBase, which owns what all framings share:
-// the stream offset, the read timer of the frame in progress (ADR-010: 30 s per
-// framed message) and the error reports. Subclasses own their state machine.
+// the stream offset, the read timer of the frame in progress (docs/framing.md
+// F3: 30 s per frame) and the error reports. Subclasses own their state machine.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +21,8 @@ class DecoderBase : public FrameDecoder {
  public:
   explicit DecoderBase(FramingLimits limits) : limits_(limits) {}
 
-  // ADR-010 "EOF before N bytes → -32700": the one wording every framing uses.
+  // docs/framing.md F4: EOF inside a payload is -32700 "length mismatch", in
+  // one wording for every framing.
   static std::string body_eof(std::size_t got, std::size_t need) {
     return "length mismatch: EOF after " + std::to_string(got) + " of " + std::to_string(need) + " bytes";
   }
@@ -31,8 +32,9 @@ class DecoderBase : public FrameDecoder {
     return started_at_ + limits_.read_timeout;
   }
 
-  // ADR-010 "On timeout: discard partial, log, continue": reply=false because
-  // there is no request to answer, only something to log.
+  // docs/framing.md F3: a timed-out partial frame is discarded and logged, and
+  // the stream goes on. reply=false because there is no request to answer,
+  // only something to log.
   void expire(Millis now, FrameHandler& h) final {
     auto d = deadline();
     if (!d || now < *d) return;
@@ -76,7 +78,7 @@ class DecoderBase : public FrameDecoder {
 
   // A payload whose length is known streams through these two, in every
   // framing: Body collects a frame split across chunks, Skip lets an
-  // oversized one stream past unread (ADR-010).
+  // oversized one stream past unread (docs/framing.md F2).
   // Body: takes what the frame still needs from d[p, n); true once complete
   // (the caller leaves its Body state, then calls deliver_body).
   bool take_body(const char* d, std::size_t n, std::size_t& p) {

@@ -1,4 +1,4 @@
-// framing_lsp.cpp — the LSP base-protocol decoder (stdio ADR-010):
+// framing_lsp.cpp — the LSP base-protocol decoder (docs/framing.md L1-L8):
 //
 //   Content-Length: N\r\n [Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n]
 //   [other headers\r\n] \r\n  then exactly N body bytes.
@@ -7,11 +7,12 @@
 //  * Header lines are RFC 7230 §3.2 fields: a token name, ':' (no space before
 //    it), optional whitespace, a value without control characters. A line that
 //    is not → -32700, then resync (below). Names are case-insensitive.
-//  * Lines end with CRLF. A bare LF is NOT accepted as a line end: the LSP spec
-//    and ADR-010 both say "\r\n", vscode-jsonrpc and jsonrpc.el send it, and a
-//    decoder that also splits on LF could frame the same bytes differently from
-//    the peer (a header value containing a lone LF would end early). Strictness
-//    is the safer choice: such a line is malformed → -32700 + resync.
+//  * Lines end with CRLF (docs/framing.md L2). A bare LF is NOT accepted as a
+//    line end: the LSP spec says "\r\n", vscode-jsonrpc and jsonrpc.el send
+//    it, and a decoder that also splits on LF could frame the same bytes
+//    differently from the peer (a header value containing a lone LF would end
+//    early). Strictness is the safer choice: such a line is malformed → -32700
+//    + resync.
 //  * Content-Length: required; 1+ decimal digits, no sign, no overflow; repeats
 //    must agree (RFC 7230 §3.3.2). Otherwise -32700 (invalid/conflicting: at
 //    the line, then resync; missing: at the end of the header block).
@@ -277,7 +278,7 @@ class LspDecoder final : public DecoderBase {
     } else if (bad_type_) {
       msg = "unsupported Content-Type (want application/vscode-jsonrpc; charset=utf-8)";
     }
-    if (!msg.empty()) {  // ADR-010: -32600, discard the body unread
+    if (!msg.empty()) {  // docs/framing.md F2, L5: -32600, discard the body unread
       report(h, code::kInvalidRequest, std::move(msg), at);
       skip_ = length_;
       if (skip_ > 0) state_ = State::Skip;

@@ -1,6 +1,7 @@
 // `weft serve --stdio` driven by vscode-jsonrpc (the LSP client library):
 // calls, notifications, errors, 1,000 concurrent requests, cancellation; plus
-// raw-byte checks of the stdio ADR: stdout discipline, read timeout, EOF.
+// raw-byte checks of docs/framing.md: stdout discipline (S1), limits (F2),
+// read timeout (F3), EOF (F4, S3).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, afterEach, describe, test } from 'node:test';
@@ -139,7 +140,7 @@ describe('stdio with vscode-jsonrpc', () => {
   });
 });
 
-describe('stdio ADR: stdout discipline, limits, read timeout, EOF', () => {
+describe('docs/framing.md: stdout discipline, limits, read timeout, EOF', () => {
   function rawServer(env) {
     const child = startStdio([], env);
     live.push({ child, conn: { dispose() {} } });

@@ -5,17 +5,17 @@
 // one chunk may hold several frames. It reports complete frames and errors, in
 // stream order, to a FrameHandler. Errors are not sticky: every framing
 // resynchronises and keeps going, because a daemon must keep serving after one
-// bad frame (stdio ADR-010 "connection remains open").
+// bad frame (docs/framing.md F5 connection remains open).
 //
 // Framings:
-//  Lsp      "Content-Length: N\r\n[Content-Type: ...\r\n]\r\n" + N bytes (ADR-010)
+//  Lsp      "Content-Length: N\r\n[Content-Type: ...\r\n]\r\n" + N bytes (docs/framing.md L1-L8)
 //  Ndjson   one message per line, '\n' terminated ('\r\n' accepted) (MCP stdio);
-//           whitespace between messages (blank lines, leading blanks) is skipped
-//  Len32Be  4-byte big-endian length + payload (ash)
-//  Len32Le  4-byte little-endian length + payload (Meridian)
+//           whitespace between messages (blank lines, leading blanks) is skipped (N1-N4)
+//  Len32Be  4-byte big-endian length + payload (ash; P1-P3)
+//  Len32Le  4-byte little-endian length + payload (Meridian; P1-P3)
 //
 // The decoder never owns a clock: `now` is passed in and `deadline()` says when
-// the partial frame in progress expires (ADR-010: 30 s read timeout per frame).
+// the partial frame in progress expires (docs/framing.md F3: 30 s read timeout per frame).
 #pragma once
 
 #include <cstddef>
@@ -33,7 +33,7 @@ namespace weft {
 enum class Framing { Lsp, Ndjson, Len32Be, Len32Le };
 
 struct FramingLimits {
-  std::size_t max_frame = 10u * 1000u * 1000u;  // payload bytes (ADR-010: 10 MB)
+  std::size_t max_frame = 10u * 1000u * 1000u;  // payload bytes (docs/framing.md F2: 10 MB)
   std::size_t max_header = 8192;                // Lsp header block bytes
   Millis read_timeout = 30000;                  // per frame; 0 disables
 };
