@@ -10,11 +10,21 @@
 // what is queued (ports, workers), or, by windowTransport, queued like the
 // others and posted alone in its place between what was queued before and
 // after it (see the constants).
-//   pack: 'auto' (default)  plain until a pack frame arrives from the other
-//                           side (it has proven it unpacks), then pack;
+//   pack: 'auto' (default)  plain until the other side proves it unpacks (a
+//                           pack frame or the announcement below arrives),
+//                           then pack;
 //   pack: true              pack from the start (the peer must be weft);
 //   pack: false             never pack.
 // Order is kept: once packing, every message goes through the queue.
+//
+// Announcement. With 'auto' (and true), a transport posts ANNOUNCE once, just
+// before its first message: a JSON-RPC 2.0 *notification* with a "$/" method,
+// which a conforming peer never answers (§4.1) and, by the LSP convention for
+// "$/" methods, may ignore. A weft transport of any mode consumes it (the
+// endpoint never sees it) and, in 'auto', packs from then on. So two weft
+// endpoints with default options pack after their first exchange, and a
+// foreign peer only ever receives plain JSON-RPC (plus that one notification).
+// The wire format is described in docs/protocol.md.
 //
 // Send errors. Unpacked, send() posts at once and throws what postMessage
 // throws (e.g. DataCloneError). Packing, send() never throws (except for a
@@ -28,6 +38,12 @@
 // destroy() send() posts directly, unpacked.
 
 const PACK_KEY = 'weft/pack';
+const ANNOUNCE_METHOD = '$/weft/pack';
+const ANNOUNCE = Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD });
+
+function isAnnouncement(d) {
+  return typeof d === 'object' && d !== null && d.method === ANNOUNCE_METHOD && d.jsonrpc === '2.0' && !('id' in d);
+}
 // A pack holds at most PACK_MAX messages: past that the postMessage cost is
 // already amortised, and smaller frames let the other side start sooner.
 const PACK_MAX = 32;
@@ -83,9 +99,10 @@ export function packMode(options, who) {
  *                          queues for the flush; throws only when posting at once;
  *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)
  *                          for each of its messages in order, until deliver
- *                          returns false (the receiver is gone). A frame makes
- *                          'auto' pack from then on — already for what deliver
- *                          sends in reply;
+ *                          returns false (the receiver is gone). A frame or
+ *                          the announcement makes 'auto' pack from then on —
+ *                          already for what deliver sends in reply; the
+ *                          announcement itself is not delivered;
  *   onSendError(fn)        fn(message, error) for each message a flush could
  *                          not post (null: console.warn);
  *   close()                flushes what is queued, synchronously, once; from
@@ -93,6 +110,7 @@ export function packMode(options, who) {
  */
 export function createPacker(post, mode, queueBulky = false) {
   let packing = mode === true;
+  let announce = mode !== false;  // not yet announced
   let closed = false;
   let sendError = null;
   let queue = [];
@@ -152,6 +170,10 @@ export function createPacker(post, mode, queueBulky = false) {
 
   return {
     send(msg) {
+      if (announce) {
+        announce = false;
+        try { post(ANNOUNCE); } catch { /* the message itself will report the failure */ }
+      }
       if (!packing || closed) { post(msg); return; }
       if (bulky(msg)) {
         if (!queueBulky) {
@@ -167,6 +189,10 @@ export function createPacker(post, mode, queueBulky = false) {
       } else if (!scheduled) { scheduled = true; queueMicrotask(flush); }
     },
     unpack(data, deliver) {
+      if (isAnnouncement(data)) {
+        if (mode === 'auto') packing = true;
+        return;
+      }
       let p;
       if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
           Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {

@@ -4,10 +4,11 @@ import * as weft from '/js/index.js';
 import { JSONRPCClient as JrClient, JSONRPCServer as JrServer } from '/gen/json-rpc-2.0.mjs';
 import * as Comlink from '/node_modules/comlink/dist/esm/comlink.mjs';
 
-// weft on both ends: messages of one turn go as one postMessage (js/transports.js).
-const PACK = { pack: true };
-
-export const CONTENDERS = ['raw', 'weft', 'json-rpc-2.0', 'comlink'];
+// 'weft' is what a user gets with default options on both ends; 'weft
+// (pack:true, opt-in)' packs the messages of one turn into one postMessage
+// from the first message (js/pack.js).
+export const CONTENDERS = ['raw', 'weft', 'weft (pack:true, opt-in)', 'json-rpc-2.0', 'comlink'];
+const optsOf = (lib) => (lib === 'weft' ? undefined : { pack: true });
 
 function listen(target, fn, source, origin) {
   const l = (ev) => { if ((!source || ev.source === source) && (!origin || ev.origin === origin)) fn(ev.data); };
@@ -18,13 +19,13 @@ function listen(target, fn, source, origin) {
 
 /** A MessagePort, a Worker (from the page), the worker's own scope, or a window (iframe/parent). */
 export function portLink(port) {
-  return { post: (m) => port.postMessage(m), on: (fn) => listen(port, fn), weft: () => weft.portTransport(port, PACK), comlink: () => port };
+  return { post: (m) => port.postMessage(m), on: (fn) => listen(port, fn), weft: (o) => weft.portTransport(port, o), comlink: () => port };
 }
 export function workerLink(w) {
-  return { post: (m) => w.postMessage(m), on: (fn) => listen(w, fn), weft: () => weft.workerTransport(w, PACK), comlink: () => w };
+  return { post: (m) => w.postMessage(m), on: (fn) => listen(w, fn), weft: (o) => weft.workerTransport(w, o), comlink: () => w };
 }
 export function selfLink() {
-  return { post: (m) => self.postMessage(m), on: (fn) => listen(self, fn), weft: () => weft.selfTransport(PACK), comlink: () => self };
+  return { post: (m) => self.postMessage(m), on: (fn) => listen(self, fn), weft: (o) => weft.selfTransport(o), comlink: () => self };
 }
 /** `origin` is the other window's origin: every contender posts with it as
  *  targetOrigin and accepts only messages from that window and origin. */
@@ -32,7 +33,7 @@ export function windowLink(target, origin = location.origin) {
   return {
     post: (m) => target.postMessage(m, origin),
     on: (fn) => listen(window, fn, target, origin),
-    weft: () => weft.windowTransport(target, window, origin, PACK),
+    weft: (o) => weft.windowTransport(target, window, origin, o),
     comlink: () => Comlink.windowEndpoint(target, window, origin),
     allowedOrigins: [origin],
   };
@@ -43,9 +44,10 @@ const add = ({ a, b }) => a + b;
 export async function serve(lib, link) {
   switch (lib) {
     case 'raw': return link.on((d) => link.post(typeof d === 'string' ? d : d.a + d.b));
-    case 'weft': {
+    case 'weft':
+    case 'weft (pack:true, opt-in)': {
       await weft.ready;
-      const s = new weft.JSONRPCServer(link.weft());
+      const s = new weft.JSONRPCServer(link.weft(optsOf(lib)));
       s.method('add', add);
       s.method('echo', ([x]) => x);
       return () => s.destroy();
@@ -70,9 +72,10 @@ export async function connect(lib, link, big) {
       const send = (m) => new Promise((r) => { q.push(r); link.post(m); });
       return { small: () => send({ a: 1, b: 2 }), large: () => send(big), close: off };
     }
-    case 'weft': {
+    case 'weft':
+    case 'weft (pack:true, opt-in)': {
       await weft.ready;
-      const c = new weft.JSONRPCClient(link.weft());
+      const c = new weft.JSONRPCClient(link.weft(optsOf(lib)));
       return { small: () => c.request('add', { a: 1, b: 2 }), large: () => c.request('echo', [big]), close: () => c.destroy() };
     }
     case 'json-rpc-2.0': {

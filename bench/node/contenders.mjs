@@ -8,14 +8,15 @@ import * as Comlink from 'comlink/dist/esm/comlink.mjs';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { createBirpc } from 'birpc';
 
-// 'weft' packs the messages of one turn into one postMessage (transport option
-// pack: true, weft on both ends); 'weft (no pack)' is the plain JSON-RPC mode
-// weft uses with any other peer.
+// 'weft' is what a user gets with default options on both ends; 'weft
+// (pack:true, opt-in)' packs from the first message; 'weft (pack:false)' is
+// the plain JSON-RPC mode weft keeps with any other peer.
 // 'raw (JSON-RPC objects)' is a second floor, not a peer: the same ping-pong
 // carrying JSON-RPC-shaped objects and matching answers by order, no library —
 // what cloning the envelope costs by itself.
-export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (no pack)', 'json-rpc-2.0', 'comlink', 'birpc'];
-const packOf = (lib) => ({ pack: lib === 'weft' });
+export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'json-rpc-2.0', 'comlink', 'birpc'];
+export const WEFT_ROWS = ['weft', 'weft (pack:true, opt-in)', 'weft (pack:false)'];
+const packOf = (lib) => (lib === 'weft' ? undefined : { pack: lib === 'weft (pack:true, opt-in)' });
 
 const isEmitter = (ep) => typeof ep.addEventListener !== 'function';
 
@@ -44,7 +45,8 @@ export async function serve(lib, ep, inWorker = false) {
       return () => off();
     }
     case 'weft':
-    case 'weft (no pack)': {
+    case 'weft (pack:true, opt-in)':
+    case 'weft (pack:false)': {
       await weft.ready;
       const o = packOf(lib);
       const s = new weft.JSONRPCServer(inWorker ? weft.selfTransport(o) : weft.portTransport(ep, o));
@@ -96,7 +98,8 @@ export async function connect(lib, ep, big) {
       return { small: () => send('add', { a: 1, b: 2 }), large: () => send('echo', [big]), close: off };
     }
     case 'weft':
-    case 'weft (no pack)': {
+    case 'weft (pack:true, opt-in)':
+    case 'weft (pack:false)': {
       await weft.ready;
       const o = packOf(lib);
       const t = isEmitter(ep) ? weft.workerTransport(ep, o) : weft.portTransport(ep, o);

@@ -2,6 +2,7 @@
 // in both directions, worker_threads (selfTransport/workerTransport, terminate),
 // windowTransport's origin rules, and hostile messages.
 import { test } from 'node:test';
+import { plain } from '../support/wire.mjs';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import * as JR from 'json-rpc-2.0';
@@ -93,7 +94,7 @@ function fakeWindow(origin) {
   w.postMessage = (data, targetOrigin) => {
     w.posted.push(targetOrigin);
     if (targetOrigin !== '*' && targetOrigin !== w.location.origin) return;
-    const from = fakeWindow.current;
+    const from = w.sender ?? fakeWindow.current;  // who posts to w (packed posts come from a microtask)
     setTimeout(() => w.dispatchEvent(Object.assign(new Event('message'), { data: structuredClone(data), source: from, origin: from.location.origin })), 0);
   };
   return w;
@@ -106,6 +107,8 @@ test('windowTransport: explicit targetOrigin, source and origin checks', T, asyn
   const parent = fakeWindow('https://app.example');
   const frame = fakeWindow('https://app.example');
   const evil = fakeWindow('https://evil.example');
+  frame.sender = parent;
+  parent.sender = frame;
   const pt = windowTransport(frame, parent, 'https://app.example');
   const ft = windowTransport(parent, frame, 'https://app.example');
   const sendP = pt.send, sendF = ft.send;
@@ -138,7 +141,7 @@ test('hostile messages: answered with the right error or dropped; never thrown, 
   const server = new Peer(portTransport(port2), { onDiagnostic: (k, m) => diags.push(k) });
   server.method('echo', (p) => p);
   const got = [];
-  port1.addEventListener('message', (ev) => got.push(ev.data));
+  port1.addEventListener('message', plain((d) => got.push(d)));
   port1.start();
   const cyclic = {}; cyclic.self = cyclic;
   let deep = []; for (let i = 0; i < 2000; i++) deep = [deep];

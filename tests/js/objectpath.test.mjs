@@ -2,6 +2,7 @@
 // messages described member by member instead of as envelope text, records
 // instead of text on the way out, payload markers, and transport.onSendError.
 import { test } from 'node:test';
+import { plain } from '../support/wire.mjs';
 import assert from 'node:assert/strict';
 import { Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready } from '../../js/index.js';
 
@@ -13,7 +14,7 @@ function rawServer(opts) {
   const { port1, port2 } = new MessageChannel();
   const server = new Peer(portTransport(port2), opts);
   const got = [];
-  port1.addEventListener('message', (ev) => got.push(ev.data));
+  port1.addEventListener('message', plain((d) => got.push(d)));
   port1.start();
   return { server, got, send: (m) => port1.postMessage(m), done: () => { server.destroy(); port1.close(); } };
 }
@@ -42,7 +43,7 @@ test('responses: results and error members keep their types; malformed ones are 
   const diags = [];
   const client = new JSONRPCClient(portTransport(port1), { onDiagnostic: (k, m) => diags.push([k, m]) });
   const requests = [];
-  port2.addEventListener('message', (ev) => requests.push(ev.data));
+  port2.addEventListener('message', plain((d) => requests.push(d)));
   port2.start();
   try {
     const a = client.request('a', { x: 1 });

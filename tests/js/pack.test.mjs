@@ -2,6 +2,7 @@
 // the wire (observed with raw port listeners), order, the 'auto' handshake,
 // send errors, destroy, and weft ↔ weft / weft ↔ json-rpc-2.0 end to end.
 import { test } from 'node:test';
+import { plain, isAnnouncement, ANNOUNCEMENT } from '../support/wire.mjs';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import * as JR from 'json-rpc-2.0';
@@ -22,7 +23,7 @@ function rawPair(options) {
   const { port1, port2 } = new MessageChannel();
   const t = portTransport(port1, options);
   const frames = [];
-  port2.addEventListener('message', (ev) => frames.push(ev.data));
+  port2.addEventListener('message', plain((d) => frames.push(d)));
   port2.start();
   return { t, port2, frames, done: () => { t.destroy(); port2.close(); } };
 }
@@ -114,6 +115,57 @@ test("pack: 'auto' (default) posts plain until a pack arrives, then packs", T, a
   } finally { done(); }
 });
 
+test("pack: 'auto' announces itself once, before its first message; false never does", T, async () => {
+  const seen = [];
+  const { port1, port2 } = new MessageChannel();
+  port2.addEventListener('message', (ev) => seen.push(ev.data));
+  port2.start();
+  const t = portTransport(port1);
+  const quiet = rawPair({ pack: false });
+  try {
+    t.send(note(1));
+    t.send(note(2));
+    quiet.t.send(note(3));
+    await until(() => seen.length === 3 && quiet.frames.length === 1);
+    assert.deepEqual(seen, [ANNOUNCEMENT, note(1), note(2)]);
+    assert.deepEqual(quiet.frames, [note(3)]);
+  } finally { t.destroy(); port2.close(); quiet.done(); }
+});
+
+test('pack: the announcement is consumed by the transport and switches auto to packing', T, async () => {
+  const { t, port2, frames, done } = rawPair();
+  const got = [];
+  t.onMessage((m) => got.push(m));
+  try {
+    port2.postMessage(ANNOUNCEMENT);
+    port2.postMessage(note(7));
+    await until(() => got.length === 1);
+    assert.deepEqual(got, [note(7)], 'the announcement is not delivered');
+    t.send(note(1));
+    t.send(note(2));
+    await until(() => frames.length === 1);
+    assert.deepEqual(frames[0], { [KEY]: [note(1), note(2)] });
+  } finally { done(); }
+});
+
+test('pack: two weft endpoints with default options pack after their first exchange', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const toServer = [];
+  const toClient = [];
+  port2.addEventListener('message', plain((d) => toServer.push(d)));
+  port1.addEventListener('message', plain((d) => toClient.push(d)));
+  const client = new JSONRPCClient(portTransport(port1));
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('add', ({ a, b }) => a + b);
+  try {
+    assert.equal(await client.request('add', { a: 1, b: 2 }), 3);
+    const res = await Promise.all(Array.from({ length: 100 }, (_, i) => client.request('add', { a: i, b: 1 })));
+    res.forEach((r, i) => assert.equal(r, i + 1));
+    assert.ok(toServer.slice(1).some(isPack), 'the client packs');
+    assert.ok(toClient.slice(1).some(isPack), 'the server packs');
+  } finally { client.destroy(); server.destroy(); }
+});
+
 test('pack: false never packs, but still unpacks what it receives', T, async () => {
   const { t, port2, frames, done } = rawPair({ pack: false });
   const got = [];
@@ -135,8 +187,8 @@ test('pack: weft client (pack: true) ↔ weft server (auto): 1,000 concurrent ca
   const toServer = [];
   const toClient = [];
   // Extra raw listeners next to the transports' own.
-  port2.addEventListener('message', (ev) => toServer.push(ev.data));
-  port1.addEventListener('message', (ev) => toClient.push(ev.data));
+  port2.addEventListener('message', plain((d) => toServer.push(d)));
+  port1.addEventListener('message', plain((d) => toClient.push(d)));
   const client = new JSONRPCClient(portTransport(port1, { pack: true }));
   const server = new JSONRPCServer(portTransport(port2));
   server.method('add', ({ a, b }) => a + b);
@@ -217,8 +269,10 @@ test('pack: json-rpc-2.0 server with a weft client in default mode: no packs on 
   try {
     const res = await Promise.all(Array.from({ length: 50 }, (_, i) => client.request('add', [i, 1])));
     res.forEach((r, i) => assert.equal(r, i + 1));
-    assert.equal(seen.length, 50);
-    assert.ok(seen.every((m) => m.jsonrpc === '2.0' && !(KEY in m)));
+    // Plain JSON-RPC only: the announcement notification once, first, then the calls.
+    assert.equal(seen.length, 51);
+    assert.deepEqual(seen[0], ANNOUNCEMENT);
+    assert.ok(seen.slice(1).every((m) => m.jsonrpc === '2.0' && !(KEY in m) && !isAnnouncement(m)));
   } finally { client.destroy(); port2.close(); }
 });
 

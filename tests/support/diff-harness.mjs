@@ -2,7 +2,8 @@
 // compares their answers, for tests/js/differential.test.mjs.
 //
 // A target takes raw JSON values and collects every frame its server sends
-// back (a pack frame {"weft/pack": [...]} is unpacked, in order). After each
+// back (a pack frame {"weft/pack": [...]} is unpacked, in order; the
+// transport's one-time announcement, support/wire.mjs, is left out). After each
 // sequence a sentinel request is sent; its answer says the sequence is done
 // (wait on events, never sleep). The sentinel is `echo`, or a `sleep` longer
 // than every sleep of the sequence when it has some (timers fire in order, so
@@ -12,13 +13,14 @@ import { Worker } from 'node:worker_threads';
 import { JSONRPCServer, portTransport, ready } from '../../js/index.js';
 import { registerDiffMethods } from './diff-methods.mjs';
 import { isJsonRpc, makeSequence, maxSleep } from './diff-gen.mjs';
+import { isAnnouncement } from './wire.mjs';
 
 const PACK_KEY = 'weft/pack';
 
 function unpack(data, out) {
   if (data !== null && typeof data === 'object' && !Array.isArray(data) && Array.isArray(data[PACK_KEY]) && !('jsonrpc' in data)) {
     for (const m of data[PACK_KEY]) out.push(m);
-  } else {
+  } else if (!isAnnouncement(data)) {
     out.push(data);
   }
 }
