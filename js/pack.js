@@ -198,9 +198,13 @@ export function createPacker(post, mode, queueBulky = false) {
           Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
         if (mode === 'auto') packing = true;
         for (let i = 0; i < p.length && deliver(p[i]) !== false; i++);
-        return;
+      } else {
+        deliver(data);
       }
-      deliver(data);
+      // What the delivery answered synchronously (sync handlers) is complete:
+      // post it now rather than from the flush's microtask, one round-trip
+      // hop sooner. Answers that come later (promises) still go by microtask.
+      if (queue.length && !closed) flushNow();
     },
     onSendError(fn) { sendError = fn; },
     close() {

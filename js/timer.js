@@ -2,8 +2,10 @@
 // clock: the host supplies time). A timer that fires no later than the
 // deadline is kept rather than replaced (the core's advance() decides what
 // is due, and the timer is re-armed from its answer), and one left over when
-// nothing is pending is unref'd (Node) instead of cleared: calls that come
-// and go would otherwise set and clear a timer each.
+// nothing is pending is kept too — unref'd in Node, so that it does not keep
+// the process alive: calls that come and go would otherwise set and clear a
+// timer each (a tenth of a sequential call's time in Chromium). A kept timer
+// fires at most once more, finds nothing due, and is not re-armed.
 
 /** The system clock; Endpoint option `clock` replaces it (e.g. simulated time). */
 export const systemClock = {
@@ -43,9 +45,8 @@ export class DeadlineTimer {
   /** Nothing is pending: keep the timer but let the process exit. */
   rest() {
     if (this.timer === null || this.idle) return;
-    if (typeof this.timer.unref !== 'function') return this.disarm();
     this.idle = true;
-    this.timer.unref();
+    this.timer.unref?.();
   }
   disarm() {
     if (this.timer !== null) this.clock.clearTimeout(this.timer);

@@ -7,8 +7,8 @@ import * as Comlink from '/node_modules/comlink/dist/esm/comlink.mjs';
 // 'weft' is what a user gets with default options on both ends; 'weft
 // (pack:true, opt-in)' packs the messages of one turn into one postMessage
 // from the first message (js/pack.js).
-export const CONTENDERS = ['raw', 'weft', 'weft (pack:true, opt-in)', 'json-rpc-2.0', 'comlink'];
-const optsOf = (lib) => (lib === 'weft' ? undefined : { pack: true });
+export const CONTENDERS = ['raw', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'json-rpc-2.0', 'comlink'];
+const optsOf = (lib) => (lib === 'weft' ? undefined : { pack: lib === 'weft (pack:true, opt-in)' });
 
 function listen(target, fn, source, origin) {
   const l = (ev) => { if ((!source || ev.source === source) && (!origin || ev.origin === origin)) fn(ev.data); };
@@ -45,7 +45,8 @@ export async function serve(lib, link) {
   switch (lib) {
     case 'raw': return link.on((d) => link.post(typeof d === 'string' ? d : d.a + d.b));
     case 'weft':
-    case 'weft (pack:true, opt-in)': {
+    case 'weft (pack:true, opt-in)':
+    case 'weft (pack:false)': {
       await weft.ready;
       const s = new weft.JSONRPCServer(link.weft(optsOf(lib)));
       s.method('add', add);
@@ -73,7 +74,8 @@ export async function connect(lib, link, big) {
       return { small: () => send({ a: 1, b: 2 }), large: () => send(big), close: off };
     }
     case 'weft':
-    case 'weft (pack:true, opt-in)': {
+    case 'weft (pack:true, opt-in)':
+    case 'weft (pack:false)': {
       await weft.ready;
       const c = new weft.JSONRPCClient(link.weft(optsOf(lib)));
       return { small: () => c.request('add', { a: 1, b: 2 }), large: () => c.request('echo', [big]), close: () => c.destroy() };
