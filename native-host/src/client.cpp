@@ -1,6 +1,7 @@
 // client.cpp — one-shot call/notify over Unix, TCP or a child process, with
 // connect retries (exponential backoff + jitter) and an overall timeout.
 #include "weft/host/client.h"
+#include "weft/host/transport.h"
 
 #include <cerrno>
 #include <cmath>
@@ -86,7 +87,7 @@ class Run {
       auto c = detail::spawn_shell(e.command);
       if (!c) return fail(Outcome::Status::ConnectFailed, c.error().message);
       child_ = *c;
-      start(Session::Fd(io_, child_.from_child), Session::Fd(io_, child_.to_child), Framing::Lsp);
+      start(Session::Fd(io_, child_.from_child), Session::Fd(io_, child_.to_child), default_framing(Transport::Exec));
       return;
     }
     if (e.kind == Endpoint::Kind::Unix) {
@@ -115,7 +116,7 @@ class Run {
       asio::error_code rec;
       int fd = sock.release(rec);
       if (rec) return fail(Outcome::Status::ConnectFailed, "socket: " + rec.message());
-      start(Session::Fd(io_, fd), std::nullopt, Framing::Len32Be);
+      start(Session::Fd(io_, fd), std::nullopt, default_framing(Transport::Unix));  // Unix and TCP alike
       return;
     }
     const int retry = out_.attempts - 1;  // retries used so far

@@ -1,5 +1,6 @@
 // server.cpp — the accept loops, signals and graceful stop of weft::host::Server.
 #include "weft/host/server.h"
+#include "weft/host/transport.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -203,7 +204,7 @@ Result<void> Server::listen_unix(const std::string& path) {
     impl_->unix_listeners.pop_back();
     return r;
   }
-  impl_->accept(l, Framing::Len32Be, "unix");
+  impl_->accept(l, default_framing(Transport::Unix), "unix");
   return {};
 }
 
@@ -214,7 +215,7 @@ Result<void> Server::listen_tcp(const std::string& host, std::uint16_t port) {
     impl_->tcp_listeners.pop_back();
     return r;
   }
-  impl_->accept(l, Framing::Len32Be, "tcp");
+  impl_->accept(l, default_framing(Transport::Tcp), "tcp");
   return {};
 }
 
@@ -238,7 +239,7 @@ Result<void> Server::serve_stdio() {
     return Error(code::kServerError, std::string("dup stdout: ") + std::strerror(errno));
   }
   ::dup2(2, 1);
-  impl_->add_session(Session::Fd(impl_->io, in), Session::Fd(impl_->io, out), Framing::Lsp,
+  impl_->add_session(Session::Fd(impl_->io, in), Session::Fd(impl_->io, out), default_framing(Transport::Stdio),
                      "stdio", true);
   return {};
 }

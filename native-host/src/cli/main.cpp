@@ -37,8 +37,8 @@ int serve(const Options& o) {
     });
   }
   const std::string framing_name =
-      weft::framing_name(o.framing.value_or(o.transport == Transport::Stdio ? weft::Framing::Lsp
-                                                                            : weft::Framing::Len32Be));
+      weft::framing_name(o.framing.value_or(weft::host::default_framing(
+          o.transport == Transport::Stdio ? weft::host::Transport::Stdio : weft::host::Transport::Unix)));
   const std::string suffix = " (" + framing_name + ", " + weft::codec_name(o.codec) + ")";
   weft::Result<void> r;
   std::string where;

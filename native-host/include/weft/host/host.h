@@ -4,3 +4,4 @@
 #include "weft/host/builtins.h"
 #include "weft/host/client.h"
 #include "weft/host/server.h"
+#include "weft/host/transport.h"
