@@ -148,7 +148,10 @@ export class Endpoint {
       o = message(this.out, r, text);
     }
     try {
-      this.transport.send(o);
+      // A request while no other call is pending (calls made one after
+      // another): nothing else will follow it this turn, so a packing
+      // transport need not hold it for the flush (js/pack.js).
+      this.transport.send(o, this.live <= 1 && !batch && o.id !== undefined && o.method !== undefined);
       return -1;
     } catch (e) {
       // The core decides what follows (Peer::undelivered) and reports it.

@@ -95,8 +95,11 @@ export function packMode(options, who) {
  *   queueBulky  bulky messages wait for the flush too, posted alone in their
  *               place; otherwise send() posts them at once.
  * Returns:
- *   send(msg)              posts at once (not packing, or after close()) or
- *                          queues for the flush; throws only when posting at once;
+ *   send(msg, alone)       posts at once (not packing, or after close()) or
+ *                          queues for the flush; throws only when posting at
+ *                          once unpacked. `alone`: the caller expects no other
+ *                          message this turn (see the endpoint), so a packing
+ *                          transport with nothing queued posts it at once;
  *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)
  *                          for each of its messages in order, until deliver
  *                          returns false (the receiver is gone). A frame or
@@ -169,12 +172,16 @@ export function createPacker(post, mode, queueBulky = false) {
   };
 
   return {
-    send(msg) {
+    send(msg, alone = false) {
       if (announce) {
         announce = false;
         try { post(ANNOUNCE); } catch { /* the message itself will report the failure */ }
       }
       if (!packing || closed) { post(msg); return; }
+      // The sender knows nothing else is on its way (a call made while no
+      // other is pending): queueing would only delay it. Posted at once, and
+      // failures reported as for a flush.
+      if (alone && queue.length === 0 && !bulkyAt.length) { postOne(msg); return; }
       if (bulky(msg)) {
         if (!queueBulky) {
           if (queue.length) flushNow();
