@@ -32,7 +32,7 @@ import { JSONRPCClient, JSONRPCServer, portTransport, ready } from '../../js/ind
 import { registerDiffMethods } from '../support/diff-methods.mjs';
 import { generateSequence, makeSequence, onlyNotifications, sequenceSeed } from '../support/diff-gen.mjs';
 import {
-  JsPortTarget, JsWorkerTarget, NativeTarget, describeRun, runSequence, sameAnswers, shrink, signature, diffKey,
+  JsPortTarget, JsWorkerTarget, NativeTarget, describeRun, runSequence, sameAnswers, shrink, signature, diffKey, ndjsonLines,
 } from '../support/diff-harness.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -192,21 +192,11 @@ test('differential: $/cancelRequest after a sleep request, every placement', { t
 });
 
 // ---- a weft JSONRPCClient against both servers -------------------------------------
-// A transport with the shape of js/transports.js over a child's stdio (NDJSON).
+// A transport with the shape of js/transports/ over a child's stdio (NDJSON).
 function childNdjsonTransport(child) {
   let handler = null;
   let closeHandlers = [];
-  let buf = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => {
-    buf += chunk;
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      if (line.trim() !== '' && handler) handler(JSON.parse(line));
-    }
-  });
+  ndjsonLines(child.stdout, (line) => { if (handler) handler(JSON.parse(line)); });
   child.once('exit', () => { for (const h of closeHandlers) h(); closeHandlers = []; });
   return {
     send(msg) { child.stdin.write(JSON.stringify(msg) + '\n'); },

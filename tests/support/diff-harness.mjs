@@ -17,6 +17,21 @@ import { isAnnouncement } from './wire.mjs';
 
 const PACK_KEY = 'weft/pack';
 
+/** Calls onLine(line) for every non-blank line of a readable text stream. */
+export function ndjsonLines(stream, onLine) {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    buf += chunk;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.trim() !== '') onLine(line);
+    }
+  });
+}
+
 function unpack(data, out) {
   if (data !== null && typeof data === 'object' && !Array.isArray(data) && Array.isArray(data[PACK_KEY]) && !('jsonrpc' in data)) {
     for (const m of data[PACK_KEY]) out.push(m);
@@ -119,19 +134,10 @@ export class NativeTarget extends Target {
   start() {
     const child = spawn(this.bin, ['serve', '--stdio', '--framing', 'ndjson', '--demo'], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
-    let buf = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk) => {
-      buf += chunk;
-      let nl;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.trim() === '') continue;
-        let f;
-        try { f = JSON.parse(line); } catch { f = { '<unparsable line>': line }; }
-        this._receive(f);
-      }
+    ndjsonLines(child.stdout, (line) => {
+      let f;
+      try { f = JSON.parse(line); } catch { f = { '<unparsable line>': line }; }
+      this._receive(f);
     });
     child.stderr.on('data', (d) => { this.stderr = (this.stderr + d).slice(-4000); });
     child.stdin.on('error', () => {});
