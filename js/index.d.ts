@@ -77,10 +77,13 @@ export declare const ErrorCode: Readonly<{
   RequestCancelled: -32800;
 }>;
 
+/** A JSON-RPC error: `code`, `message` and optional `data`, as on the wire. */
 export declare class RPCError extends Error {
   name: 'RPCError';
   code: number;
   data?: unknown;
+  /** A local failure's cause: the AbortSignal's reason (-32800), the send error (-32002). */
+  cause?: unknown;
   constructor(code: number, message: string, data?: unknown);
 }
 
@@ -97,32 +100,110 @@ export interface HandlerContext {
   readonly method: string;
 }
 
-export type Params = Record<string, unknown> | unknown[] | undefined;
+/**
+ * A call's params: an object or an array (JSON-RPC 2.0 §4.2), or none. Any
+ * object type is accepted (interfaces too); anything else is answered -32602.
+ */
+export type Params = object | undefined;
 export type Handler<P = any, R = unknown> = (params: P, context: HandlerContext) => R | Promise<R>;
 export type NotificationHandler<P = any> = (params: P) => void | Promise<void>;
 
 /** Declared parameters: the core answers -32602 when they do not match. */
 export interface ParamSpec {
-  params: Array<string | { name: string; type?: 'any' | 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object'; required?: boolean }>;
+  params?: ReadonlyArray<string | { name: string; type?: 'any' | 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object'; required?: boolean }>;
   byPosition?: boolean;
   byName?: boolean;
   allowExtra?: boolean;
 }
 
+/** What `onDiagnostic` is told about (other strings may come from newer cores). */
+export type DiagnosticKind =
+  | 'UnknownResponse' | 'InvalidResponse' | 'UnhandledNotification' | 'NotificationFailed'
+  | 'ErrorWithoutId' | 'LateReply' | 'BadFrame' | 'IgnoredMessage' | 'SendFailed'
+  | 'BadMessage' | 'NotifyFailed'
+  | (string & {});
+
+/** Time for an endpoint's timeouts; the default is performance.now() and the global timers. */
+export interface Clock<Handle = any> {
+  /** Milliseconds, monotonic. */
+  now(): number;
+  setTimeout(fn: () => void, ms: number): Handle;
+  clearTimeout(handle: Handle): void;
+}
+
+/** The core's limits; omitted or 0: its default. */
+export interface EndpointLimits {
+  /** Incoming requests being served at once (default 4096); beyond: answered -32003. */
+  maxInFlight?: number;
+  /** Own calls awaiting an answer (default 65536); beyond: rejected -32003. */
+  maxPending?: number;
+  /** Elements of one incoming batch (default 4096); beyond: answered -32600. */
+  maxBatch?: number;
+}
+
 export interface EndpointOptions {
   /** Default call timeout in ms (10000). 0 or Infinity: none. */
   timeout?: number;
-  limits?: { maxInFlight?: number; maxPending?: number; maxBatch?: number };
-  /** Dropped or suspicious traffic (UnknownResponse, InvalidResponse, …). */
-  onDiagnostic?: (kind: string, message: string) => void;
+  limits?: EndpointLimits;
+  /** Dropped or suspicious traffic. Without it, some kinds are logged with console.warn. */
+  onDiagnostic?: (kind: DiagnosticKind, message: string) => void;
+  /** Replaces the system clock (e.g. simulated time in tests). */
+  clock?: Clock;
+  /**
+   * true (default): values without `"jsonrpc": "2.0"` are ignored (channels
+   * shared with other traffic); false: answered -32600 like any invalid message.
+   */
+  ignoreForeign?: boolean;
 }
 
-export interface BatchEntry {
+/**
+ * Method maps, optional: `JSONRPCClient<Api>`, `JSONRPCServer<Api>`,
+ * `Peer<Remote, Local>` check method names, params and results against an
+ * interface whose members are the methods as function signatures:
+ *
+ *     interface Api {
+ *       add(params: { a: number; b: number }): number;
+ *       ping(): string;                      // called without params
+ *       log(params: { line: string }): void; // e.g. sent with notify()
+ *     }
+ *
+ * A method's params are its one parameter (optional if the parameter is),
+ * its result is its return type (a Promise's value). Without a map (the
+ * default, `any`) every name and params are accepted, as before.
+ */
+export type MethodName<M> =
+  IsAny<M> extends true ? string : { [K in keyof M]-?: M[K] extends AnyFunction ? K : never }[keyof M] & string;
+/** The params a method of map `M` takes (undefined: none). */
+export type MethodParams<M, K extends MethodName<M>> = IsAny<M> extends true ? any : ParamOf<Member<M, K>>;
+/** What a method of map `M` answers. */
+export type MethodResult<M, K extends MethodName<M>> = IsAny<M> extends true ? unknown : ResultOf<Member<M, K>>;
+
+type AnyFunction = (...args: any[]) => any;
+type IsAny<T> = 0 extends 1 & T ? true : false;
+type Member<M, K> = K extends keyof M ? (M[K] extends AnyFunction ? M[K] : never) : never;
+/** Only a map's names (never without a map). */
+type TypedName<M> = IsAny<M> extends true ? never : MethodName<M>;
+/** string without a map, never with one: the untyped overloads. */
+type UntypedName<M> = IsAny<M> extends true ? string : never;
+type ParamOf<F> = F extends (...args: infer A) => any
+  ? A extends [] ? undefined : A extends [infer P] ? P : A extends [(infer P)?] ? P | undefined : Params
+  : never;
+/** The params argument of request()/notify(): absent, optional or required. */
+type ParamsArg<F> = F extends (...args: infer A) => any
+  ? A extends [] ? [params?: undefined] : A extends [infer P] ? [params: P] : A extends [(infer P)?] ? [params?: P] : [params?: Params]
+  : never;
+type ResultOf<F> = F extends (...args: any[]) => infer R ? Awaited<R> : never;
+type TypedHandler<F> = (params: ParamOf<F>, context: HandlerContext) => ResultOf<F> | Promise<ResultOf<F>>;
+
+/** One entry of batch(); with a method map, a method of it and its params. */
+export type BatchEntry<M = any> = IsAny<M> extends true ? {
   method: string;
   params?: Params;
   /** true: sent as a notification; its promise resolves to undefined. */
   notification?: boolean;
-}
+} : {
+  [K in MethodName<M>]: { method: K; params?: ParamOf<Member<M, K>>; notification?: boolean };
+}[MethodName<M>];
 
 export interface EndpointStats {
   pending: number;
@@ -132,43 +213,57 @@ export interface EndpointStats {
   heap: number;
 }
 
-declare class Endpoint {
+/**
+ * What JSONRPCClient, JSONRPCServer and Peer share (not exported at run time:
+ * a type only). `Remote`: the methods the other side serves (request, notify,
+ * batch); `Local`: the methods this side serves (method, onNotify).
+ */
+declare class Endpoint<Remote = any, Local = any> {
   /** Resolves once the WebAssembly core is loaded (calls before that are queued). */
   readonly ready: Promise<void>;
-  request<T = unknown>(method: string, params?: Params, options?: CallOptions): Promise<T>;
-  notify(method: string, params?: Params): void;
+  request<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
+  request<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
+  notify(method: UntypedName<Remote>, params?: Params): void;
+  notify<K extends TypedName<Remote>>(method: K, ...args: ParamsArg<Member<Remote, K>>): void;
   /** Sends one JSON-RPC batch; one promise per entry, in order. */
-  batch(entries: BatchEntry[], options?: CallOptions): Promise<unknown>[];
-  method<P = any, R = unknown>(name: string, handler: Handler<P, R>, spec?: ParamSpec): this;
-  onNotify<P = any>(name: string, handler: NotificationHandler<P>): this;
+  batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
+  method<P = any, R = unknown>(name: UntypedName<Local>, handler: Handler<P, R>, spec?: ParamSpec): this;
+  method<K extends TypedName<Local>>(name: K, handler: TypedHandler<Member<Local, K>>, spec?: ParamSpec): this;
+  onNotify<P = any>(name: UntypedName<Local>, handler: NotificationHandler<P>): this;
+  onNotify<K extends TypedName<Local>>(name: K, handler: NotificationHandler<ParamOf<Member<Local, K>>>): this;
   /** Rejects every pending call (-32002), cancels requests being served, detaches the transport. */
   destroy(): void;
   stats(): EndpointStats;
 }
+export type { Endpoint };
 
-export declare class JSONRPCClient extends Endpoint {
+/** Sends requests and notifications; ignores requests arriving on its transport. */
+export declare class JSONRPCClient<Remote = any> extends Endpoint<Remote, any> {
   constructor(transport: RPCTransport, options?: EndpointOptions);
 }
-export declare class JSONRPCServer extends Endpoint {
+/** Serves methods and notifications; ignores responses arriving on its transport. */
+export declare class JSONRPCServer<Local = any> extends Endpoint<any, Local> {
   constructor(transport: RPCTransport, options?: EndpointOptions);
 }
-/** Client and server on one transport. */
-export declare class Peer extends Endpoint {
+/** Client and server on one transport: `Remote` the other side's methods, `Local` this side's. */
+export declare class Peer<Remote = any, Local = any> extends Endpoint<Remote, Local> {
   constructor(transport: RPCTransport, options?: EndpointOptions);
-  call<T = unknown>(method: string, params?: Params, options?: CallOptions): Promise<T>;
+  /** Alias of request(). */
+  call<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
+  call<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
 }
 
-interface PostTarget {
+export interface PostTarget {
   postMessage(message: unknown, targetOrigin: string): void;
 }
-interface MessageSource {
+export interface MessageSource {
   addEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
   removeEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
   location?: { origin: string };
 }
 
 /** A browser MessagePort or a node:worker_threads MessagePort. */
-interface PortLike {
+export interface PortLike {
   postMessage(message: unknown): void;
   addEventListener(type: string, listener: (ev: any) => void): void;
   removeEventListener(type: string, listener: (ev: any) => void): void;
@@ -176,7 +271,7 @@ interface PortLike {
   close?(): void;
 }
 /** A browser Worker (EventTarget) or a node:worker_threads Worker (EventEmitter). */
-interface WorkerLike {
+export interface WorkerLike {
   postMessage(message: unknown): void;
   terminate(): unknown;
   addEventListener?(type: string, listener: (ev: any) => void): void;
@@ -190,7 +285,7 @@ interface WorkerLike {
  * are posted with it as targetOrigin. Omitted: `source`'s own origin. "*" only
  * when passed (with a console warning).
  */
-export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | string[], options?: PostMessageTransportOptions): PostMessageTransport;
+export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | readonly string[], options?: PostMessageTransportOptions): PostMessageTransport;
 /** A MessagePort (MessageChannel, worker_threads). */
 export declare function portTransport(port: PortLike, options?: PostMessageTransportOptions): PostMessageTransport;
 /** A Worker (browser or node:worker_threads); terminating it rejects pending calls. */
@@ -198,7 +293,11 @@ export declare function workerTransport(worker: WorkerLike, options?: PostMessag
 /** Inside a worker: its global scope, or Node's parentPort. */
 export declare function selfTransport(options?: PostMessageTransportOptions): PostMessageTransport;
 
-/** Resolves when the WebAssembly core has loaded. */
+/**
+ * Resolves when the WebAssembly core has loaded; rejects with an RPCError
+ * (-32002) if it cannot be (e.g. weft.wasm not found: an esbuild bundle needs
+ * it copied next to the bundle).
+ */
 export declare const ready: Promise<void>;
 /** Bytes in use on the WebAssembly heap. */
 export declare function heapUsed(): number;
