@@ -23,6 +23,25 @@
 namespace weft {
 namespace {
 
+// The document as a json value, plus Document::id_lexemes: the source text of
+// every "id" member at the envelope level (of the document object, or of an
+// object element of the document array) whose value is a number that is not a
+// 64-bit integer, so that classify(Document) can echo it exactly (§5).
+class DocumentBuilder final : public detail::ValueBuilder {
+ public:
+  std::vector<IdLexeme> lexemes;
+
+  void member(std::string&& name, json&& value, std::string_view number_text) override {
+    if (name == "id") {
+      const int index = element();
+      // A repeated "id" replaces the earlier value (last wins), so its lexeme goes too.
+      if (!lexemes.empty() && lexemes.back().index == index) lexemes.pop_back();
+      if (!number_text.empty()) lexemes.push_back(IdLexeme{index, std::string(number_text)});
+    }
+    ValueBuilder::member(std::move(name), std::move(value), number_text);
+  }
+};
+
 class JsonCodec final : public Codec {
  public:
   explicit JsonCodec(CodecLimits limits) : limits_(limits) {}
@@ -30,7 +49,9 @@ class JsonCodec final : public Codec {
   CodecKind kind() const override { return CodecKind::Json; }
 
   Result<Document> decode(std::string_view bytes) const override {
-    return detail::parse_json(bytes, limits_.max_depth);
+    DocumentBuilder b;
+    if (Result<void> r = detail::parse_json(bytes, limits_.max_depth, b); !r) return r.error();
+    return Document{b.take(), std::move(b.lexemes)};
   }
 
   void encode(const Outgoing& out, std::string& buffer) const override {

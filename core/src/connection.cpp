@@ -56,12 +56,14 @@ struct Connection::Impl final : FrameHandler {
 
   void on_frame(std::string_view payload) override {
     if (opts.codec == CodecKind::Json) {
-      // The JSON codec's decode without building the envelope object
-      // (json_parse.h, parse_json_flat): same errors, same values.
-      Result<detail::FlatDocument> doc = detail::parse_json_flat(payload, opts.codec_limits.max_depth);
-      if (!doc) return undecodable(doc.error());
+      // The JSON codec's decode + classify without building the envelope
+      // object or a Document (json_parse.h, EnvelopeBuilder): same errors,
+      // same messages.
+      detail::EnvelopeBuilder envelope(opts.peer_limits.max_batch);
+      if (Result<void> r = detail::parse_json(payload, opts.codec_limits.max_depth, envelope); !r)
+        return undecodable(r.error());
       error_run = 0;
-      peer->receive(detail::classify(std::move(*doc), opts.peer_limits.max_batch));
+      peer->receive(envelope.take());
       return;
     }
     Result<Document> doc = codec->decode(payload);

@@ -105,21 +105,26 @@ double to_double(const char* b, const char* e, bool& ok) {
 
 class Parser {
  public:
-  // `flat`: where the members of a top-level object go instead of a json
-  // object (json_parse.h, parse_json_flat); nullptr builds the object.
-  Parser(std::string_view text, std::size_t max_depth, Document& doc, FlatMembers* flat = nullptr)
-      : b_(text.data()), p_(text.data()), e_(text.data() + text.size()), max_depth_(max_depth),
-        doc_(doc), flat_(flat) {}
+  Parser(std::string_view text, std::size_t max_depth, EnvelopeSink& sink)
+      : b_(text.data()), p_(text.data()), e_(text.data() + text.size()), max_depth_(max_depth), sink_(sink) {}
 
   bool run();
-  bool flattened() const { return flattened_; }
   Error take_error() { return std::move(error_); }
 
  private:
+  enum class Kind : std::uint8_t {
+    Batch,       // the document's array: elements go to the sink
+    Members,     // an object at the envelope level: members go to the sink
+    Array,       // built into `array`
+    Object,      // built into `object`
+    SkipArray,   // checked, not built (inside a member the sink did not want)
+    SkipObject,
+  };
+  static bool is_array(Kind k) { return k == Kind::Batch || k == Kind::Array || k == Kind::SkipArray; }
   struct Frame {
-    json::array_t* array;    // exactly one of these is set
-    json::object_t* object;
-    FlatMembers* flat = nullptr;  // the top-level object, kept as a member list
+    Kind kind;
+    json::array_t* array = nullptr;
+    json::object_t* object = nullptr;
   };
 
   std::size_t at() const { return static_cast<std::size_t>(p_ - b_); }
@@ -145,27 +150,30 @@ class Parser {
     while (p_ < e_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
   }
 
-  bool value(json& out);
+  bool value(json* out);
   bool string(std::string& out);
   bool escape(std::string& out);
-  bool number(json& out);
-  bool literal(const char* word, std::size_t n, json v, json& out);
-  bool open(json& slot, bool object);
-  bool after_value();
+  bool number(json* out);
+  bool literal(const char* word, std::size_t n, json v, json* out);
+  bool open(bool object);
+  void close();
+  void next_element();
   bool member_key();
+  void completed();
 
   const char* b_;
   const char* p_;
   const char* e_;
   std::size_t max_depth_;
-  Document& doc_;
-  FlatMembers* flat_;
-  bool flattened_ = false;
-  json root_;
+  EnvelopeSink& sink_;
   std::vector<Frame> stack_;
-  json* slot_ = nullptr;  // where the next value goes
-  bool id_slot_ = false;  // the next value is a top-level "id" (message.h, IdLexeme)
-  int id_index_ = -1;
+  json* slot_ = nullptr;          // where the next value goes; nullptr: check it only
+  json value_;                    // a value for the sink (document, element or member)
+  std::string key_;               // the name of the envelope-level member being read
+  bool want_ = false;             // ... and whether the sink wants its value
+  bool evented_ = false;          // the value just completed was reported as events
+  std::string_view number_text_;  // the last number that is not a 64-bit integer
+  std::string scratch_;           // strings that are checked, not kept
   Error error_;
 };
 
@@ -175,64 +183,61 @@ bool Parser::run() {
   ws();
   if (p_ == e_) return fail(at(), "unexpected end of input");
   stack_.reserve(8);
-  slot_ = &root_;
+  slot_ = &value_;
   for (;;) {
-    // A value goes into *slot_.
+    // A value goes into *slot_ (or is checked only).
     ws();
     if (p_ == e_) return fail(at(), "unexpected end of input; expected a value");
     const char c = *p_;
+    evented_ = false;
     if (c == '{' || c == '[') {
-      if (!open(*slot_, c == '{')) return false;
+      if (!open(c == '{')) return false;
       ws();
       if (p_ < e_ && *p_ == (c == '{' ? '}' : ']')) {
         ++p_;
-        stack_.pop_back();
+        close();
       } else if (c == '[') {
-        json::array_t& a = *stack_.back().array;
-        a.emplace_back();
-        slot_ = &a.back();
+        next_element();
         continue;
       } else {
         if (!member_key()) return false;
         continue;
       }
-    } else if (!value(*slot_)) {
+    } else if (!value(slot_)) {
       return false;
     }
     // The value is complete: a separator, a close, or the end.
-    id_slot_ = false;
     for (;;) {
+      completed();
       if (stack_.empty()) {
         ws();
         if (p_ != e_) return fail(at(), "expected end of input, got " + show(static_cast<unsigned char>(*p_)));
-        doc_.value = std::move(root_);
         return true;
       }
       ws();
-      Frame& f = stack_.back();
+      const Kind k = stack_.back().kind;
       if (p_ == e_) return fail(at(), "unexpected end of input; expected ',' or a closing bracket");
       if (*p_ == ',') {
         ++p_;
-        if (f.array) {
-          f.array->emplace_back();
-          slot_ = &f.array->back();
+        if (is_array(k)) {
+          next_element();
         } else {
           ws();
           if (!member_key()) return false;
         }
         break;
       }
-      if (f.array ? *p_ == ']' : *p_ == '}') {
+      if (is_array(k) ? *p_ == ']' : *p_ == '}') {
         ++p_;
-        stack_.pop_back();
+        close();
         continue;
       }
-      return unexpected(f.array ? "',' or ']' after an array element" : "',' or '}' after an object member");
+      return unexpected(is_array(k) ? "',' or ']' after an array element" : "',' or '}' after an object member");
     }
   }
 }
 
-bool Parser::open(json& slot, bool object) {
+bool Parser::open(bool object) {
   // Depth counts the top level as 1 (codec.h), so the container about to open
   // is at depth stack_.size() + 1. Stop here: nothing deeper is built.
   if (stack_.size() >= max_depth_) {
@@ -240,63 +245,99 @@ bool Parser::open(json& slot, bool object) {
     return false;
   }
   ++p_;
-  id_slot_ = false;
-  if (object && flat_ && stack_.empty()) {
-    // The document's own object: its members are listed, not put in a map
-    // (the envelope is taken apart by classify right away).
-    flattened_ = true;
-    stack_.push_back(Frame{nullptr, nullptr, flat_});
+  // The envelope level: the document, or an element of the document array.
+  const bool envelope = stack_.empty() || (stack_.size() == 1 && stack_[0].kind == Kind::Batch);
+  if (envelope && object) {
+    sink_.begin_object();
+    stack_.push_back(Frame{Kind::Members});
+  } else if (envelope && stack_.empty()) {
+    sink_.begin_array();
+    stack_.push_back(Frame{Kind::Batch});
+  } else if (!slot_) {
+    stack_.push_back(Frame{object ? Kind::SkipObject : Kind::SkipArray});
   } else if (object) {
-    slot = json::object();
-    stack_.push_back(Frame{nullptr, slot.get_ptr<json::object_t*>()});
+    *slot_ = json::object();
+    stack_.push_back(Frame{Kind::Object, nullptr, slot_->get_ptr<json::object_t*>()});
   } else {
-    slot = json::array();
-    stack_.push_back(Frame{slot.get_ptr<json::array_t*>(), nullptr});
+    *slot_ = json::array();
+    stack_.push_back(Frame{Kind::Array, slot_->get_ptr<json::array_t*>()});
   }
   return true;
+}
+
+// After the closing bracket: the container is the value just completed.
+void Parser::close() {
+  const Kind k = stack_.back().kind;
+  stack_.pop_back();
+  evented_ = k == Kind::Members || k == Kind::Batch;
+  if (k == Kind::Members) sink_.end_object();
+  if (k == Kind::Batch) sink_.end_array();
+}
+
+// Points slot_ at the next element of the innermost array.
+void Parser::next_element() {
+  Frame& f = stack_.back();
+  if (f.kind == Kind::Batch) {
+    slot_ = &value_;
+  } else if (f.kind == Kind::Array) {
+    f.array->emplace_back();
+    slot_ = &f.array->back();
+  } else {
+    slot_ = nullptr;
+  }
+}
+
+// A value is complete; what its container makes of it.
+void Parser::completed() {
+  if (evented_) return;  // an envelope-level container: already reported
+  if (stack_.empty()) {
+    sink_.value(std::move(value_));
+    return;
+  }
+  const Kind k = stack_.back().kind;
+  if (k == Kind::Batch) {
+    sink_.value(std::move(value_));
+  } else if (k == Kind::Members && want_) {
+    const std::string_view text = value_.is_number_float() ? number_text_ : std::string_view();
+    want_ = false;
+    sink_.member(std::move(key_), std::move(value_), text);
+  }
 }
 
 // At the '"' of a member name: reads it and the ':' and points slot_ at the member.
 bool Parser::member_key() {
   if (p_ == e_ || *p_ != '"') return unexpected("a string member name");
+  Frame& f = stack_.back();
   std::string key;
-  if (!string(key)) return false;
+  std::string& name = f.kind == Kind::Members ? key_ : f.kind == Kind::Object ? key : scratch_;
+  name.clear();
+  if (!string(name)) return false;
   ws();
   if (p_ == e_ || *p_ != ':') return unexpected("':' after a member name");
   ++p_;
-  // An id is "top level" when its object is the document itself (index -1) or
-  // a direct element of a top-level batch array (§6), index = its position.
-  id_slot_ = false;
-  if (stack_.size() <= 2 && key.size() == 2 && key[0] == 'i' && key[1] == 'd') {
-    const bool top = stack_.size() == 1;
-    const bool in_batch = stack_.size() == 2 && stack_[0].array;
-    if (top || in_batch) {
-      id_slot_ = true;
-      id_index_ = top ? -1 : static_cast<int>(stack_[0].array->size() - 1);
-      // A repeated "id" replaces the earlier value, so its lexeme must go too.
-      if (!doc_.id_lexemes.empty() && doc_.id_lexemes.back().index == id_index_)
-        doc_.id_lexemes.pop_back();
-    }
+  if (f.kind == Kind::Members) {
+    want_ = sink_.want(key_);
+    slot_ = want_ ? &value_ : nullptr;
+  } else if (f.kind == Kind::Object) {
+    auto [it, fresh] = f.object->try_emplace(std::move(key));
+    if (!fresh) it->second = json();  // last wins
+    slot_ = &it->second;
+  } else {
+    slot_ = nullptr;
   }
-  if (FlatMembers* flat = stack_.back().flat) {
-    // Repeats are listed too; the reader takes the last one (as a json object would).
-    flat->emplace_back(std::move(key), json());
-    slot_ = &flat->back().second;
-    return true;
-  }
-  json::object_t& o = *stack_.back().object;
-  auto [it, fresh] = o.try_emplace(std::move(key));
-  if (!fresh) it->second = json();  // last wins
-  slot_ = &it->second;
   return true;
 }
 
-bool Parser::value(json& out) {
+bool Parser::value(json* out) {
   switch (*p_) {
     case '"': {
+      if (!out) {
+        scratch_.clear();
+        return string(scratch_);
+      }
       std::string s;
       if (!string(s)) return false;
-      out = std::move(s);
+      *out = std::move(s);
       return true;
     }
     case 't': return literal("true", 4, json(true), out);
@@ -309,18 +350,18 @@ bool Parser::value(json& out) {
   }
 }
 
-bool Parser::literal(const char* word, std::size_t n, json v, json& out) {
+bool Parser::literal(const char* word, std::size_t n, json v, json* out) {
   for (std::size_t i = 0; i < n; ++i, ++p_) {
     if (p_ == e_) return fail(at(), std::string("unexpected end of input; expected '") + word + "'");
     if (*p_ != word[i])
       return fail(at(), "invalid literal: " + show(static_cast<unsigned char>(*p_)) + " where '" + word + "' was expected");
   }
-  out = std::move(v);
+  if (out) *out = std::move(v);
   return true;
 }
 
 // RFC 8259 §6: number = [ minus ] int [ frac ] [ exp ]; int = zero / ( digit1-9 *DIGIT ).
-bool Parser::number(json& out) {
+bool Parser::number(json* out) {
   const char* start = p_;
   const bool neg = *p_ == '-';
   if (neg) ++p_;
@@ -353,13 +394,11 @@ bool Parser::number(json& out) {
   }
   if (integral && fits) {
     if (!neg) {
-      out = json(static_cast<json::number_unsigned_t>(mag));
-      id_slot_ = false;
+      if (out) *out = json(static_cast<json::number_unsigned_t>(mag));
       return true;
     }
     if (mag <= static_cast<std::uint64_t>(INT64_MAX) + 1) {
-      out = json(static_cast<json::number_integer_t>(0 - mag));
-      id_slot_ = false;
+      if (out) *out = json(static_cast<json::number_integer_t>(0 - mag));
       return true;
     }
   }
@@ -369,9 +408,9 @@ bool Parser::number(json& out) {
   if (!ok)
     return fail(at() - 1, "number overflow: " +
                               std::string(start, static_cast<std::size_t>(std::min<std::ptrdiff_t>(p_ - start, 40))));
-  if (id_slot_) doc_.id_lexemes.push_back(IdLexeme{id_index_, std::string(start, p_)});
-  id_slot_ = false;
-  out = json(d);
+  // A double cannot say how it was spelled; its source text can (EnvelopeSink::member).
+  number_text_ = std::string_view(start, static_cast<std::size_t>(p_ - start));
+  if (out) *out = json(d);
   return true;
 }
 
@@ -464,20 +503,38 @@ bool Parser::escape(std::string& out) {
 
 }  // namespace
 
-Result<Document> parse_json(std::string_view text, std::size_t max_depth) {
-  Document doc;
-  Parser p(text, max_depth, doc);
+Result<void> parse_json(std::string_view text, std::size_t max_depth, EnvelopeSink& sink) {
+  Parser p(text, max_depth, sink);
   if (!p.run()) return p.take_error();
-  return doc;
+  return {};
 }
 
-Result<FlatDocument> parse_json_flat(std::string_view text, std::size_t max_depth) {
-  FlatDocument out;
-  out.members.reserve(6);
-  Parser p(text, max_depth, out.doc, &out.members);
-  if (!p.run()) return p.take_error();
-  out.flat = p.flattened();
-  return out;
+void ValueBuilder::begin_array() {
+  root_ = json::array();
+  array_ = root_.get_ptr<json::array_t*>();
+}
+
+void ValueBuilder::begin_object() {
+  json* o = &root_;
+  if (array_) o = &array_->emplace_back();
+  *o = json::object();
+  object_ = o->get_ptr<json::object_t*>();
+}
+
+void ValueBuilder::member(std::string&& name, json&& value, std::string_view) {
+  // A repeated name replaces the earlier value: last wins.
+  (*object_)[std::move(name)] = std::move(value);
+}
+
+void ValueBuilder::value(json&& v) {
+  if (array_) array_->push_back(std::move(v));
+  else root_ = std::move(v);
+}
+
+Result<json> parse_json(std::string_view text, std::size_t max_depth) {
+  ValueBuilder b;
+  if (Result<void> r = parse_json(text, max_depth, b); !r) return r.error();
+  return b.take();
 }
 
 }  // namespace weft::detail

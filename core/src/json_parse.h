@@ -1,4 +1,6 @@
-// Private: the JSON codec's decoder (RFC 8259 text → weft::Document).
+// Private: the JSON decoder (RFC 8259 text → nlohmann::json values), reporting
+// the outer levels of the document as events so that a reader can take a
+// message envelope apart without building it.
 //
 // Why our own: the profile of `weft serve` answering small calls showed
 // nlohmann's SAX lexer (one virtual-ish get() per byte, one push_back per
@@ -17,17 +19,15 @@
 //  * non-negative integers that fit 64 bits are number_unsigned, negative ones
 //    number_integer, everything else number_float (as nlohmann parses them);
 //  * a repeated object member replaces the earlier one (last wins);
-//  * the lexeme of every top-level "id" that is a number but not a 64-bit
-//    integer goes to Document::id_lexemes (message.h);
 //  * a leading UTF-8 byte order mark is skipped (RFC 8259 §8.1 "MAY ignore").
 // Nothing throws; the parse is iterative, so depth costs heap, not stack.
+// The parser knows no member names: what JSON-RPC makes of the envelope is
+// the sink's business (EnvelopeBuilder below, the JSON codec's Document).
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "weft/error.h"
 #include "weft/message.h"
@@ -42,30 +42,106 @@ inline Error nesting_too_deep(std::size_t max_depth) {
                                           " levels (max_depth)");
 }
 
-Result<Document> parse_json(std::string_view text, std::size_t max_depth);
+// What the parser reports about the envelope level of a document: the
+// document itself and, when it is an array, its elements (where JSON-RPC
+// 2.0 puts message objects: §4 a single one, §6 a batch). Objects at that
+// level arrive member by member, everything else as whole values, in
+// document order:
+//   document := value(v) | object | begin_array() element* end_array()
+//   element  := value(v) | object
+//   object   := begin_object() (want(name) [member(name, v, text)])* end_object()
+// Values below that level are built as json values (params, result, ...).
+// After a parse error the sink has seen a prefix of the document; whatever
+// it built is to be dropped.
+class EnvelopeSink {
+ public:
+  // The document is an array; its elements follow, then end_array().
+  virtual void begin_array() = 0;
+  virtual void end_array() = 0;
+  // The document, or an element of the document array, is an object.
+  virtual void begin_object() = 0;
+  // A member of that object is next. false: its value is only checked (every
+  // error is still reported) and dropped without building it.
+  virtual bool want(std::string_view name) = 0;
+  // The member's value, when want(name) said so. `number_text` is the source
+  // text of a number that is not a 64-bit integer (it became a double, which
+  // cannot say how it was spelled), else empty. Repeats are reported too: the
+  // last one is the member's value (RFC 8259 §4 leaves this to the reader;
+  // nlohmann and every common parser keep the last).
+  virtual void member(std::string&& name, json&& value, std::string_view number_text) = 0;
+  virtual void end_object() = 0;
+  // The document, or an element of the document array, that is not an object
+  // (a scalar, or for an element also an array).
+  virtual void value(json&& v) = 0;
 
-// The members of an object in arrival order; a repeated name is listed twice
-// and the last one counts, as it would in a json object.
-using FlatMembers = std::vector<std::pair<std::string, json>>;
-
-// A document whose top-level object, if it is one, was not built as a json
-// object: `flat` is true and its members are in `members` (doc.value stays
-// null; doc.id_lexemes is as parse_json gives it). For an array or a scalar
-// `flat` is false and `doc` is what parse_json returns.
-struct FlatDocument {
-  Document doc;
-  bool flat = false;
-  FlatMembers members;
+ protected:
+  ~EnvelopeSink() = default;
 };
 
-// parse_json for the hot path of a Connection: a JSON-RPC message is almost
-// always one object that classify() takes apart at once, so building its
-// std::map (a node allocation and string compares per member, then nlohmann's
-// destructor) is skipped. Same errors, same rules, same values.
-Result<FlatDocument> parse_json_flat(std::string_view text, std::size_t max_depth);
+// Parses one JSON text, reporting its envelope level to `sink`.
+Result<void> parse_json(std::string_view text, std::size_t max_depth, EnvelopeSink& sink);
 
-// weft::classify() for a FlatDocument (message.cpp): the same rules, applied
-// to the listed members.
-Incoming classify(FlatDocument&& d, std::size_t max_batch);
+// A sink that rebuilds the whole document as one json value: the parser's
+// DOM mode. Readers that need more than the value derive from it.
+class ValueBuilder : public EnvelopeSink {
+ public:
+  json take() { return std::move(root_); }
+
+  void begin_array() override;
+  void end_array() override {}
+  void begin_object() override;
+  bool want(std::string_view) override { return true; }
+  void member(std::string&& name, json&& value, std::string_view number_text) override;
+  void end_object() override { object_ = nullptr; }
+  void value(json&& v) override;
+
+ protected:
+  // During member(): -1 if the object is the document, else its position in
+  // the document array.
+  int element() const { return array_ ? static_cast<int>(array_->size()) - 1 : -1; }
+
+ private:
+  json root_;
+  json::array_t* array_ = nullptr;    // root_'s array, once begin_array() came
+  json::object_t* object_ = nullptr;  // the object whose members are arriving
+};
+
+// The whole document as one json value.
+Result<json> parse_json(std::string_view text, std::size_t max_depth);
+
+// The JSON codec's hot path (Connection): the parser's events turned straight
+// into classified messages, without building the envelope object (a std::map:
+// a node allocation and string compares per member, then its destructor) or a
+// Document. Each object at the envelope level becomes an Envelope holding only
+// jsonrpc/method/params/id/result/error (other members are checked, not
+// built) plus the lexeme of a non-integer numeric "id" (so that §5's "same
+// value" is echoed byte for byte), judged by classify(Envelope&&); other
+// values go to classify_non_object and the array length to batch_violation
+// (message.h). The Incoming is the one classify(Document&&) gives for the same
+// text decoded by the JSON codec. Defined in message.cpp, next to the rules.
+class EnvelopeBuilder final : public EnvelopeSink {
+ public:
+  explicit EnvelopeBuilder(std::size_t max_batch) : max_batch_(max_batch) {}
+  // After a successful parse_json(text, max_depth, *this).
+  Incoming take() { return std::move(in_); }
+
+  void begin_array() override;
+  void end_array() override;
+  void begin_object() override;
+  bool want(std::string_view name) override;
+  void member(std::string&& name, json&& value, std::string_view number_text) override;
+  void end_object() override;
+  void value(json&& v) override;
+
+ private:
+  // Past max_batch the array is refused as a whole (batch_violation): its
+  // further elements are checked by the parser but not judged or kept.
+  bool over_limit() const { return elements_ > max_batch_; }
+
+  std::size_t max_batch_;
+  std::size_t elements_ = 0;  // elements of the document array so far
+  Envelope envelope_;         // the object whose members are arriving
+  Incoming in_;
+};
 
 }  // namespace weft::detail

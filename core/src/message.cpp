@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 #include "json_parse.h"
 #include "json_write.h"
@@ -160,89 +161,89 @@ Invalid invalid(Id id, std::string what, bool reply = true) {
   return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
 }
 
-// The envelope members of one object, found in a single pass: each find() on
-// the object's std::map costs string compares, and the profile of a server
-// answering small calls showed them (memcmp) at a tenth of its time.
-struct Members {
-  json* jsonrpc = nullptr;
-  json* method = nullptr;
-  json* params = nullptr;
-  json* id = nullptr;
-  json* result = nullptr;
-  json* error = nullptr;
+bool has_version(const Envelope& e) {
+  return e.jsonrpc && e.jsonrpc->is_string() && e.jsonrpc->get_ref<const std::string&>() == "2.0";
+}
 
-  explicit Members(json::object_t& obj) {
-    for (auto& [k, v] : obj) see(k, v);
+// The Envelope member named `name`, or nullptr for a member JSON-RPC does not
+// define (§4, §5: such members are ignored). One switch on the length and one
+// compare: this runs per member of every message.
+std::optional<json>* envelope_slot(Envelope& e, std::string_view name) {
+  switch (name.size()) {
+    case 2: return name == "id" ? &e.id : nullptr;
+    case 5: return name == "error" ? &e.error : nullptr;
+    case 6:
+      if (name == "method") return &e.method;
+      if (name == "params") return &e.params;
+      if (name == "result") return &e.result;
+      return nullptr;
+    case 7: return name == "jsonrpc" ? &e.jsonrpc : nullptr;
+    default: return nullptr;
   }
-  // A listed object (json_parse.h, FlatMembers): later repeats win.
-  explicit Members(detail::FlatMembers& list) {
-    for (auto& [k, v] : list) see(k, v);
-  }
-  explicit Members(Envelope& e)
-      : jsonrpc(opt(e.jsonrpc)), method(opt(e.method)), params(opt(e.params)), id(opt(e.id)),
-        result(opt(e.result)), error(opt(e.error)) {}
-  static json* opt(std::optional<json>& v) { return v ? &*v : nullptr; }
-  void see(const std::string& k, json& v) {
-    switch (k.size()) {
-      case 2: if (k == "id") id = &v; break;
-      case 5: if (k == "error") error = &v; break;
-      case 6:
-        if (k == "method") method = &v;
-        else if (k == "params") params = &v;
-        else if (k == "result") result = &v;
-        break;
-      case 7: if (k == "jsonrpc") jsonrpc = &v; break;
-      default: break;
-    }
-  }
-  bool has_version() const {
-    return jsonrpc && jsonrpc->is_string() && jsonrpc->get_ref<const std::string&>() == "2.0";
-  }
-};
+}
+
+// The envelope of a decoded object, its members moved out (the object is
+// discarded afterwards). One pass: a find() per member on the std::map costs
+// string compares, which the profile of a server answering small calls showed
+// (memcmp) at a tenth of its time.
+Envelope envelope_of(json::object_t& obj, std::string* lexeme) {
+  Envelope e;
+  for (auto& [k, v] : obj)
+    if (std::optional<json>* slot = envelope_slot(e, k)) *slot = std::move(v);
+  if (lexeme) e.id_lexeme = std::move(*lexeme);
+  return e;
+}
 
 // §5: "id ... MUST be the same as the value of the id member in the Request";
 // an id that is not a String, Number or Null cannot be echoed, so it is null.
-// Moves method and params out of the object: it is discarded afterwards.
-Item classify_request(Members& m, const std::string* lexeme) {
+// Moves method and params out of the envelope: it is discarded afterwards.
+Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
   std::optional<Id> id;
-  if (m.id) {
-    id = Id::from_json(*m.id, lexeme);
+  if (e.id) {
+    id = Id::from_json(*e.id, lexeme);
     if (!id)
-      return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") +
-                               type_name(*m.id));
+      return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") + type_name(*e.id));
   }
   const Id reply_id = id.value_or(Id());
-  if (!m.has_version()) return invalid(reply_id, "\"jsonrpc\" must be exactly \"2.0\"");
-  json& method = *m.method;
+  if (!versioned) return invalid(reply_id, "\"jsonrpc\" must be exactly \"2.0\"");
+  json& method = *e.method;
   if (!method.is_string())
     return invalid(reply_id, std::string("\"method\" must be a string, got ") + type_name(method));
   std::optional<json> params;
-  if (m.params) {
+  if (e.params) {
     // §4.2: "If present, parameters for the rpc call MUST be provided as a
     // Structured value. Either by-position through an Array or by-name through an Object."
-    if (!m.params->is_array() && !m.params->is_object())
+    if (!e.params->is_array() && !e.params->is_object())
       return invalid(reply_id,
-                     std::string("\"params\" must be an array or an object, got ") + type_name(*m.params));
-    params = std::move(*m.params);
+                     std::string("\"params\" must be an array or an object, got ") + type_name(*e.params));
+    params = std::move(e.params);
   }
   std::string name = std::move(method.get_ref<std::string&>());
   if (id) return Request{std::move(*id), std::move(name), std::move(params)};
   return Notification{std::move(name), std::move(params)};
 }
 
+// What an Invalid that is not about the id carries: the message's id when it
+// is usable (§5 "the same value as the id member"), else null.
+Id usable_id(const Envelope& e, const std::string* lexeme) {
+  std::optional<Id> id;
+  if (e.id) id = Id::from_json(*e.id, lexeme);
+  return id.value_or(Id());
+}
+
 // Malformed responses are reported, never answered: answering a response
 // with an error could make two peers bounce errors at each other forever.
-Item classify_response(Members& m, const std::string* lexeme) {
+Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
   std::optional<Id> id;
-  if (m.id) id = Id::from_json(*m.id, lexeme);
+  if (e.id) id = Id::from_json(*e.id, lexeme);
   const Id rid = id.value_or(Id());
-  if (!m.has_version()) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
+  if (!versioned) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
   if (!id) return invalid(rid, "response has no usable \"id\"", false);
-  if ((m.result != nullptr) == (m.error != nullptr))
+  if (e.result.has_value() == e.error.has_value())
     return invalid(rid, "response must have exactly one of \"result\" and \"error\"", false);
-  if (m.result) return Response{std::move(*id), std::move(*m.result)};
+  if (e.result) return Response{std::move(*id), std::move(*e.result)};
   // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
-  json* err = m.error;
+  json* err = &*e.error;
   if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
   auto c = err->find("code");
   auto msg = err->find("message");
@@ -252,41 +253,19 @@ Item classify_response(Members& m, const std::string* lexeme) {
        (c->get<json::number_integer_t>() < INT32_MIN || c->get<json::number_integer_t>() > INT32_MAX)))
     return invalid(rid, "error \"code\" must be an integer", false);
   if (msg == err->end() || !msg->is_string()) return invalid(rid, "error \"message\" must be a string", false);
-  Error e(static_cast<int>(c->get<json::number_integer_t>()), std::move(msg->get_ref<std::string&>()));
-  if (auto d = err->find("data"); d != err->end()) e.data = std::move(*d);
-  return Response{std::move(*id), std::move(e)};
+  Error err_out(static_cast<int>(c->get<json::number_integer_t>()), std::move(msg->get_ref<std::string&>()));
+  if (auto d = err->find("data"); d != err->end()) err_out.data = std::move(*d);
+  return Response{std::move(*id), std::move(err_out)};
 }
 
-Item classify_members(Members& m, const std::string* lexeme);
-
-Item classify_one(json& v, const std::string* lexeme) {
+// A top-level value or batch element of a decoded document.
+Item classify_value(json& v, std::string* lexeme) {
   if (!v.is_object()) return classify_non_object(v);
-  Members m(*v.get_ptr<json::object_t*>());
-  return classify_members(m, lexeme);
+  return classify(envelope_of(*v.get_ptr<json::object_t*>(), lexeme));
 }
 
-Item classify_members(Members& m, const std::string* lexeme) {
-  const bool versioned = m.has_version();
-  const bool call = m.method != nullptr;
-  Item item;
-  if (call) {
-    item = classify_request(m, lexeme);
-  } else if (m.result || m.error) {
-    item = classify_response(m, lexeme);
-  } else {
-    std::optional<Id> id;
-    if (m.id) id = Id::from_json(*m.id, lexeme);
-    item = invalid(id.value_or(Id()), "no \"method\" member");
-  }
-  if (auto* bad = std::get_if<Invalid>(&item)) {
-    bad->foreign = !versioned;
-    bad->call = call;
-  }
-  return item;
-}
-
-const std::string* lexeme_for(const Document& doc, int index) {
-  for (const auto& l : doc.id_lexemes)
+std::string* lexeme_for(Document& doc, int index) {
+  for (auto& l : doc.id_lexemes)
     if (l.index == index) return &l.lexeme;
   return nullptr;
 }
@@ -299,9 +278,20 @@ Item classify_non_object(const json& v) {
   return bad;
 }
 
+// The one place the rules for a message object are applied (§4–§5): every
+// decoder (Document, parser events, the WebAssembly binding) ends here.
 Item classify(Envelope&& e) {
-  Members m(e);
-  return classify_members(m, e.id_lexeme ? &*e.id_lexeme : nullptr);
+  const std::string* lexeme = e.id_lexeme ? &*e.id_lexeme : nullptr;
+  const bool versioned = has_version(e);
+  const bool call = e.method.has_value();
+  Item item = call                  ? classify_request(e, lexeme, versioned)
+              : e.result || e.error ? classify_response(e, lexeme, versioned)
+                                    : Item(invalid(usable_id(e, lexeme), "no \"method\" member"));
+  if (auto* bad = std::get_if<Invalid>(&item)) {
+    bad->foreign = !versioned;
+    bad->call = call;
+  }
+  return item;
 }
 
 std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch) {
@@ -320,19 +310,11 @@ Incoming classify(const Document& doc, std::size_t max_batch) {
   return classify(std::move(copy), max_batch);
 }
 
-Incoming detail::classify(FlatDocument&& d, std::size_t max_batch) {
-  if (!d.flat) return weft::classify(std::move(d.doc), max_batch);
-  Incoming in;
-  Members m(d.members);
-  in.items.push_back(classify_members(m, lexeme_for(d.doc, -1)));
-  return in;
-}
-
 Incoming classify(Document&& doc, std::size_t max_batch) {
   Incoming in;
   json& v = doc.value;
   if (!v.is_array()) {
-    in.items.push_back(classify_one(v, lexeme_for(doc, -1)));
+    in.items.push_back(classify_value(v, lexeme_for(doc, -1)));
     return in;
   }
   if (auto bad = batch_violation(v.size(), max_batch)) {
@@ -342,8 +324,48 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
   in.batch = true;
   in.items.reserve(v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
-    in.items.push_back(classify_one(v[i], lexeme_for(doc, static_cast<int>(i))));
+    in.items.push_back(classify_value(v[i], lexeme_for(doc, static_cast<int>(i))));
   return in;
+}
+
+// ---- The JSON codec's envelope path (json_parse.h) ---------------------------
+
+void detail::EnvelopeBuilder::begin_array() { in_.batch = true; }
+
+void detail::EnvelopeBuilder::end_array() {
+  if (auto bad = batch_violation(elements_, max_batch_)) {
+    in_.batch = false;
+    in_.items.clear();
+    in_.items.push_back(std::move(*bad));
+  }
+}
+
+void detail::EnvelopeBuilder::begin_object() {
+  if (in_.batch && ++elements_ == max_batch_ + 1) in_.items = {};
+}
+
+bool detail::EnvelopeBuilder::want(std::string_view name) {
+  return !over_limit() && envelope_slot(envelope_, name) != nullptr;
+}
+
+void detail::EnvelopeBuilder::member(std::string&& name, json&& value, std::string_view number_text) {
+  std::optional<json>* slot = envelope_slot(envelope_, name);
+  *slot = std::move(value);
+  // A repeated "id" replaces the earlier one, lexeme included (last wins).
+  if (slot == &envelope_.id) {
+    if (number_text.empty()) envelope_.id_lexeme.reset();
+    else envelope_.id_lexeme.emplace(number_text);
+  }
+}
+
+void detail::EnvelopeBuilder::end_object() {
+  if (!over_limit()) in_.items.push_back(classify(std::move(envelope_)));
+  envelope_ = Envelope();
+}
+
+void detail::EnvelopeBuilder::value(json&& v) {
+  if (in_.batch && ++elements_ == max_batch_ + 1) in_.items = {};
+  if (!over_limit()) in_.items.push_back(classify_non_object(v));
 }
 
 // ---- Writing ----------------------------------------------------------------

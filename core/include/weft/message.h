@@ -82,8 +82,12 @@ struct Response {
 
 using Message = std::variant<Request, Notification, Response>;
 
-// A decoded document: the value plus the source lexemes of ids that are
-// non-integer numbers. index -1 is a single top-level object; i >= 0 is the
+// A decoded document (Codec::decode): the value, plus the source text of each
+// envelope-level "id" that is a number but not a 64-bit integer. The value
+// cannot carry it (such a number is a double, which has lost its spelling,
+// e.g. 1.50 or 123456789012345678901234), and classify(Document) must echo
+// the id exactly (§5); the JSON codec records it (MessagePack has no source
+// text: always empty). index -1 is a single top-level object; i >= 0 is the
 // i-th element of a top-level batch array.
 struct IdLexeme {
   int index;
@@ -116,10 +120,13 @@ struct Incoming {
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
 };
 
-// The envelope members of one message object, each absent (nullopt) or the
-// value found. Hosts that do not decode JSON text themselves (the WebAssembly
-// binding, which receives JavaScript objects) fill one per message and call
-// classify(Envelope&&), so that every validity rule is applied here, once.
+// The envelope of one message object: its members that JSON-RPC defines, each
+// absent (nullopt) or the value found; other members are not kept (§4, §5
+// give them no meaning). Every decoder fills one per message object and
+// classify(Envelope&&) judges it, so that every validity rule is applied in
+// one place: the JSON codec's hot path from the parser's events, a decoded
+// Document from its objects, and hosts that do not decode JSON text
+// themselves (the WebAssembly binding, which receives JavaScript objects).
 // Payload members (params, result, error.data) may hold host placeholders of
 // the right JSON type: classify() only checks their type and moves them.
 struct Envelope {
