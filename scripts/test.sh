@@ -15,6 +15,9 @@ echo "== native build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$JOBS"
 
+echo "== CMake package: install, find_package(weft), add_subdirectory(weft), pkg-config"
+bash tests/consumer/run.sh build build-consumer
+
 echo "== WebAssembly build (the same core sources, em++)"
 if [ -f scripts/build-wasm.sh ]; then
   bash scripts/build-wasm.sh
