@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "framing_detail.h"
+#include "framing/detail.h"
 #include "vector_text.h"
 #include "weft/framing.h"
 

@@ -1,4 +1,4 @@
-// Our JSON decoder (core/src/json_parse.h) must accept exactly what nlohmann's
+// Our JSON decoder (core/src/json/parse.h) must accept exactly what nlohmann's
 // parser accepts and build the same values: the codec's behaviour is pinned
 // by the vectors and codec_test.cpp, and this differential test covers the
 // inputs nobody thought to write down.
@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "json_parse.h"
+#include "json/parse.h"
 #include "weft/codec.h"
 
 using nlohmann::json;

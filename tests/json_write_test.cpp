@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "json_write.h"
+#include "json/write.h"
 
 using nlohmann::json;
 

@@ -1,7 +1,7 @@
 // Connection: bytes → frames → documents → Peer, and back out again.
 #include "weft/connection.h"
 
-#include "json_parse.h"
+#include "json/parse.h"
 
 namespace weft {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "weft/codec.h"
-#include "../../core/src/json_parse.h"
+#include "../../core/src/json/parse.h"
 
 namespace {
 

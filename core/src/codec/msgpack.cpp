@@ -38,8 +38,8 @@
 #include <msgpack.hpp>
 
 #include "weft/codec.h"
-#include "json_parse.h"  // nesting_too_deep: one wording for both codecs
-#include "utf8.h"
+#include "json/parse.h"  // nesting_too_deep: one wording for both codecs
+#include "json/utf8.h"
 
 namespace weft {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "utf8.h"
+#include "json/utf8.h"
 
 namespace weft::detail {
 

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "framing_detail.h"
+#include "framing/detail.h"
 
 namespace weft {
 namespace detail {

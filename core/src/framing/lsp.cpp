@@ -30,7 +30,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "framing_detail.h"
+#include "framing/detail.h"
 
 namespace weft::detail {
 namespace {

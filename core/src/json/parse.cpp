@@ -1,5 +1,5 @@
 // The JSON decoder: see json_parse.h for the contract and why it exists.
-#include "json_parse.h"
+#include "json/parse.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "utf8.h"
+#include "json/utf8.h"
 
 #if !defined(_LIBCPP_VERSION)
 #include <charconv>

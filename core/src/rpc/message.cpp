@@ -8,8 +8,8 @@
 #include <limits>
 #include <string_view>
 
-#include "json_parse.h"
-#include "json_write.h"
+#include "json/parse.h"
+#include "json/write.h"
 
 namespace weft {
 

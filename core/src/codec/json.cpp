@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "weft/codec.h"
-#include "json_parse.h"
+#include "json/parse.h"
 
 namespace weft {
 namespace {

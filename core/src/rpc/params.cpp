@@ -1,6 +1,6 @@
 // ParamSpec validation: the core, not each handler, produces -32602 (§5.1
 // "Invalid params: Invalid method parameter(s)").
-#include "params.h"
+#include "rpc/params.h"
 
 #include <string>
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "params.h"
-#include "peer_state.h"
+#include "rpc/params.h"
+#include "peer/state.h"
 
 namespace weft {
 namespace detail {
