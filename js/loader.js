@@ -1,7 +1,7 @@
 // Loads the WebAssembly core once per realm (page, iframe, worker, Node
 // thread): fetch + streaming instantiation in browsers, read from disk in
-// Node (the Emscripten 3.1.6 loader cannot do either by itself there; see
-// /work/shared/toolchain.md). The ABI check is module.js's.
+// Node (the Emscripten 3.1.6 loader cannot do either by itself there: under
+// Node 20 it tries to fetch() a file path). The ABI check is module.js's.
 //
 // Where weft.wasm is found (a miss rejects `ready`, naming the URLs tried):
 //   unbundled (Node, a <script type="module"> page): the package's dist/;

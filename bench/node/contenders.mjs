@@ -14,7 +14,11 @@ import { createBirpc } from 'birpc';
 // 'raw (JSON-RPC objects)' is a second floor, not a peer: the same ping-pong
 // carrying JSON-RPC-shaped objects and matching answers by order, no library —
 // what cloning the envelope costs by itself.
-export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'json-rpc-2.0', 'comlink', 'birpc'];
+// 'weft → json-rpc-2.0' is a weft client (default options) calling a
+// json-rpc-2.0 server: what weft costs against a foreign peer.
+export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'weft → json-rpc-2.0', 'json-rpc-2.0', 'comlink', 'birpc'];
+const serverOf = (lib) => (lib === 'weft → json-rpc-2.0' ? 'json-rpc-2.0' : lib);
+const clientOf = (lib) => (lib === 'weft → json-rpc-2.0' ? 'weft' : lib);
 export const WEFT_ROWS = ['weft', 'weft (pack:true, opt-in)', 'weft (pack:false)'];
 const packOf = (lib) => (lib === 'weft' ? undefined : { pack: lib === 'weft (pack:true, opt-in)' });
 
@@ -32,7 +36,7 @@ const add = ({ a, b }) => a + b;
 
 /** Serve `lib` on `ep`. `inWorker`: ep is the worker's parentPort. */
 export async function serve(lib, ep, inWorker = false) {
-  switch (lib) {
+  switch (serverOf(lib)) {
     case 'raw': {
       // The floor: postMessage ping-pong, no envelope.
       const off = onMsg(ep, (d) => ep.postMessage(typeof d === 'string' ? d : d.a + d.b));
@@ -79,6 +83,7 @@ export async function serve(lib, ep, inWorker = false) {
 
 /** A client for `lib` on `ep`: { small(), large(), close() }. */
 export async function connect(lib, ep, big) {
+  lib = clientOf(lib);
   switch (lib) {
     case 'raw': {
       const q = [];

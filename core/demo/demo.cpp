@@ -106,14 +106,13 @@ void register_demo_methods(Peer& peer) {
   peer.method(
       "fail",
       SyncHandler([](const json& p) -> Result<json> {
-        // Error::code is an int; §5.1 puts no sign on a code, so every
-        // 32-bit integer is accepted (4242 as well as -32010). nlohmann holds
-        // non-negative integers as unsigned, hence as_int64.
-        std::int64_t c;
-        if (!as_int64(p["code"], c) || c < INT32_MIN || c > INT32_MAX)
+        // §5.1 puts no sign on a code, so every 32-bit integer is accepted
+        // (4242 as well as -32010): weft's one rule, error_code_from().
+        const std::optional<int> c = error_code_from(p["code"]);
+        if (!c)
           return Error(code::kInvalidParams,
                        "Invalid params: \"code\" must be an integer from -2147483648 to 2147483647");
-        Error e(static_cast<int>(c), p["message"].get<std::string>());
+        Error e(*c, p["message"].get<std::string>());
         if (auto d = p.find("data"); d != p.end()) e.data = *d;
         return e;
       }),

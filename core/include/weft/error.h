@@ -61,6 +61,9 @@ const char* default_message(int code);
 // common peer. nullopt when `v` is not an integer in [-2^31, 2^31 - 1]; the
 // host then answers kInternalError instead.
 std::optional<int> error_code_from(double v);
+// The same rule for a decoded JSON value (an incoming error object, a
+// handler's params): an integer in [-2^31, 2^31 - 1], else nullopt.
+std::optional<int> error_code_from(const json& v);
 
 // Minimal expected<T, Error>: C++20 has no std::expected and weft must not throw.
 template <class T>

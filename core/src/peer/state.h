@@ -120,4 +120,9 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void prune_deadlines();
 };
 
+// Dispatches one valid request (id given) or notification (id null) to its
+// handler (serving.cpp). `batch`/`index` place the answer (§6).
+void dispatch(PeerState& s, std::string& method, std::optional<json>& params, const Id* id,
+              std::uint64_t batch, std::size_t index);
+
 }  // namespace weft::detail

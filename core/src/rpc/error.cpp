@@ -35,6 +35,18 @@ std::optional<int> error_code_from(double v) {
   return static_cast<int>(v);
 }
 
+std::optional<int> error_code_from(const json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<json::number_unsigned_t>();
+    if (u <= 2147483647u) return static_cast<int>(u);
+    return std::nullopt;
+  }
+  if (!v.is_number_integer()) return std::nullopt;
+  const auto i = v.get<json::number_integer_t>();
+  if (i < -2147483648LL || i > 2147483647LL) return std::nullopt;
+  return static_cast<int>(i);
+}
+
 const char* version() { return WEFT_VERSION; }
 
 }  // namespace weft

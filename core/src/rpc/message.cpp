@@ -247,13 +247,10 @@ Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
   if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
   auto c = err->find("code");
   auto msg = err->find("message");
-  if (c == err->end() || !(c->is_number_integer()) ||
-      (c->is_number_unsigned() && c->get<json::number_unsigned_t>() > INT32_MAX) ||
-      (c->is_number_integer() && !c->is_number_unsigned() &&
-       (c->get<json::number_integer_t>() < INT32_MIN || c->get<json::number_integer_t>() > INT32_MAX)))
-    return invalid(rid, "error \"code\" must be an integer", false);
+  const std::optional<int> code = c == err->end() ? std::nullopt : error_code_from(*c);
+  if (!code) return invalid(rid, "error \"code\" must be an integer", false);
   if (msg == err->end() || !msg->is_string()) return invalid(rid, "error \"message\" must be a string", false);
-  Error err_out(static_cast<int>(c->get<json::number_integer_t>()), std::move(msg->get_ref<std::string&>()));
+  Error err_out(*code, std::move(msg->get_ref<std::string&>()));
   if (auto d = err->find("data"); d != err->end()) err_out.data = std::move(*d);
   return Response{std::move(*id), std::move(err_out)};
 }

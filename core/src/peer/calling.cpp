@@ -1,0 +1,204 @@
+// Calling: outgoing requests, notifications and batches, their ids and
+// deadlines, correlation of responses (§5), cancellation ($/cancelRequest)
+// and what happens when the transport cannot deliver.
+#include "weft/peer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "peer/state.h"
+
+namespace weft {
+namespace detail {
+
+Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
+                    Millis now) {
+  const std::int64_t n = next_id++;
+  Pending* p;
+  if (!spare_pending.empty()) {  // a node of a settled call: no allocation
+    auto node = std::move(spare_pending.back());
+    spare_pending.pop_back();
+    node.key() = n;
+    p = &pending.insert(std::move(node)).position->second;
+  } else {
+    p = &pending.emplace(n, Pending()).first->second;
+  }
+  p->done = std::move(done);
+  p->method = method;
+  p->has_deadline = timeout.has_value();
+  p->timeout = timeout ? *timeout : 0;
+  if (timeout) {
+    deadlines.push_back(Deadline{now + *timeout, n});
+    std::push_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+    ++live_deadlines;
+  }
+  return Id::integer(n);
+}
+
+void PeerState::prune_deadlines() {
+  while (!deadlines.empty() && pending.find(deadlines.front().id) == pending.end()) {
+    std::pop_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+    deadlines.pop_back();
+  }
+  if (deadlines.size() > 2 * live_deadlines + 32) {
+    deadlines.erase(std::remove_if(deadlines.begin(), deadlines.end(),
+                                   [this](const Deadline& d) { return pending.find(d.id) == pending.end(); }),
+                    deadlines.end());
+    std::make_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+    if (deadlines.capacity() > 4 * deadlines.size() + 64) deadlines.shrink_to_fit();
+  }
+}
+
+void PeerState::settle(const Id& id, Result<json>&& r) {
+  auto it = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : pending.end();
+  if (it == pending.end()) {
+    if (id.is_null() && !r.ok())
+      diag(Diagnostic::Kind::ErrorWithoutId,
+           "the other side reported an error with id null: " + std::to_string(r.error().code) + " " +
+               r.error().message,
+           r.error());
+    else
+      diag(Diagnostic::Kind::UnknownResponse,
+           "response for id " + id.to_string() + " matches no pending request; dropped");
+    return;
+  }
+  CallCallback done = std::move(it->second.done);
+  const bool had_deadline = it->second.has_deadline;
+  auto node = pending.extract(it);
+  if (spare_pending.size() < 64) spare_pending.push_back(std::move(node));
+  if (had_deadline) {
+    --live_deadlines;
+    prune_deadlines();
+  }
+  if (done) done(std::move(r));
+}
+
+}  // namespace detail
+
+using detail::PeerState;
+
+namespace {
+std::optional<Millis> effective_timeout(const PeerState& s, const CallOptions& o) {
+  if (o.no_timeout) return std::nullopt;
+  return o.timeout ? o.timeout : s.opts.default_timeout;
+}
+}  // namespace
+
+Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallback done,
+                      CallOptions opts, Millis now) {
+  PeerState& s = *s_;
+  if (s.closed) return Error(code::kClosed, "Endpoint closed");
+  if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
+  if (params && !params->is_array() && !params->is_object())
+    return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+  if (s.pending.size() >= s.opts.limits.max_pending)
+    return Error(code::kOverloaded, "Too many pending requests (limit " +
+                                        std::to_string(s.opts.limits.max_pending) + ")");
+  Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
+  Outgoing o;
+  o.messages.emplace_back(Request{id, std::move(method), std::move(params)});
+  auto self = s_;
+  s.emit(std::move(o));  // a loopback transport may settle the call in here
+  return id;
+}
+
+Result<void> Peer::notify(std::string method, std::optional<json> params) {
+  if (s_->closed) return Error(code::kClosed, "Endpoint closed");
+  if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
+  if (params && !params->is_array() && !params->is_object())
+    return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+  Outgoing o;
+  o.messages.emplace_back(Notification{std::move(method), std::move(params)});
+  s_->emit(std::move(o));
+  return {};
+}
+
+Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions opts, Millis now) {
+  PeerState& s = *s_;
+  if (s.closed) return Error(code::kClosed, "Endpoint closed");
+  if (entries.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty batch");
+  std::size_t calls = 0;
+  for (const auto& e : entries) {
+    if (e.method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
+    if (e.params && !e.params->is_array() && !e.params->is_object())
+      return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+    calls += e.done ? 1 : 0;
+  }
+  if (s.pending.size() + calls > s.opts.limits.max_pending)
+    return Error(code::kOverloaded, "Too many pending requests (limit " +
+                                        std::to_string(s.opts.limits.max_pending) + ")");
+  std::vector<Id> ids;
+  Outgoing o;
+  o.batch = true;
+  const auto t = effective_timeout(s, opts);
+  for (auto& e : entries) {
+    if (!e.done) {
+      o.messages.emplace_back(Notification{std::move(e.method), std::move(e.params)});
+      continue;
+    }
+    Id id = s.track(e.method, std::move(e.done), t, now);
+    ids.push_back(id);
+    o.messages.emplace_back(Request{id, std::move(e.method), std::move(e.params)});
+  }
+  auto self = s_;
+  s.emit(std::move(o));
+  return ids;
+}
+
+bool Peer::cancel(const Id& id) {
+  auto self = s_;
+  PeerState& s = *self;
+  if (id.kind() != Id::Kind::Int || s.pending.find(id.as_int()) == s.pending.end()) return false;
+  // LSP $/cancelRequest: the other side may stop work; its answer, if any,
+  // will then find no pending call and be dropped with a diagnostic.
+  Outgoing o;
+  o.messages.emplace_back(Notification{"$/cancelRequest", json{{"id", id.to_json()}}});
+  s.emit(std::move(o));
+  s.settle(id, Error(code::kRequestCancelled, "Request cancelled"));
+  return true;
+}
+
+void Peer::undelivered(const Outgoing& o, const Error& why) {
+  auto self = s_;
+  PeerState& s = *self;
+  s.diag(Diagnostic::Kind::SendFailed, "the transport could not deliver a message: " + why.message, why);
+  Outgoing again;
+  again.batch = o.batch;
+  for (const Message& m : o.messages) {
+    if (const auto* q = std::get_if<Request>(&m)) {
+      s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
+    } else if (const auto* r = std::get_if<Response>(&m); r && !r->is_error()) {
+      again.messages.emplace_back(Response{
+          r->id, Error(code::kInternalError, "Internal error: the result could not be sent: " + why.message)});
+    }
+  }
+  // Only the replacement errors go out again; an error response that could
+  // not be sent is not retried (it would fail the same way, or loop).
+  if (!again.messages.empty()) s.emit(std::move(again));
+}
+
+std::optional<Millis> Peer::next_deadline() const {
+  // The top entry is always a pending call's (see prune_deadlines).
+  if (s_->deadlines.empty()) return std::nullopt;
+  return s_->deadlines.front().at;
+}
+
+void Peer::advance(Millis now) {
+  auto self = s_;
+  PeerState& s = *self;
+  // One at a time: a callback may add or settle other calls.
+  while (!s.deadlines.empty() && s.deadlines.front().at <= now) {
+    const std::int64_t n = s.deadlines.front().id;
+    auto it = s.pending.find(n);
+    if (it == s.pending.end()) {  // not expected (the top is kept live); drop it
+      std::pop_heap(s.deadlines.begin(), s.deadlines.end(), detail::DeadlineLater());
+      s.deadlines.pop_back();
+      continue;
+    }
+    std::string msg = "Request timed out after " + std::to_string(it->second.timeout) + " ms: " +
+                      it->second.method;
+    s.settle(Id::integer(n), Error(code::kTimeout, std::move(msg)));
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,265 @@
+// Serving: dispatch of incoming requests and notifications (§4, §4.1), their
+// answers (one by one, or gathered for a batch, §6), Reply, and incoming
+// $/cancelRequest (LSP).
+#include "weft/peer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "peer/state.h"
+#include "rpc/params.h"
+
+namespace weft {
+namespace detail {
+
+void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r) {
+  if (batch == 0) {
+    Outgoing o;
+    o.messages.emplace_back(std::move(r));
+    emit(std::move(o));
+    return;
+  }
+  auto it = batches.find(batch);
+  if (it == batches.end()) return drop(std::move(r));  // closed meanwhile
+  it->second.slots[index] = std::move(r);
+  release_batch(batch);
+}
+
+void PeerState::release_batch(std::uint64_t batch) {
+  auto it = batches.find(batch);
+  if (it == batches.end() || --it->second.remaining > 0) return;
+  // §6: the batch's answers leave together as one array; a batch that held
+  // only notifications gets nothing at all ("the Server MUST NOT return an
+  // empty Array and should return nothing at all").
+  Outgoing o;
+  o.batch = true;
+  for (auto& s : it->second.slots)
+    if (s) o.messages.emplace_back(std::move(*s));
+  batches.erase(it);
+  if (!o.messages.empty()) emit(std::move(o));
+}
+
+Serving& PeerState::add_serving() {
+  std::uint32_t i;
+  if (!free_serving.empty()) {
+    i = free_serving.back();
+    free_serving.pop_back();
+  } else {
+    i = static_cast<std::uint32_t>(serving.size());
+    serving.emplace_back();
+  }
+  Serving& s = serving[i];
+  s.slot = (static_cast<std::uint64_t>(++serving_gen) << 32) | (static_cast<std::uint64_t>(i) + 1);
+  return s;
+}
+
+void PeerState::free_serving_entry(Serving& s) {
+  const auto i = static_cast<std::uint32_t>((s.slot & 0xffffffffu) - 1);
+  s.slot = 0;
+  s.on_cancel = nullptr;
+  free_serving.push_back(i);
+}
+
+void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
+  Serving* e = find_serving(slot);
+  if (!e) {
+    diag(Diagnostic::Kind::LateReply, "reply after the request was cancelled or closed; dropped");
+    Response late{Id(), {}};
+    if (r.ok()) late.outcome = std::move(r.value());
+    else late.outcome = r.error();
+    return drop(std::move(late));
+  }
+  Serving s = std::move(*e);
+  free_serving_entry(*e);
+  if (!s.discard) {
+    auto range = serving_ids.equal_range(s.id);
+    for (auto i = range.first; i != range.second; ++i)
+      if (i->second == slot) {
+        auto node = serving_ids.extract(i);
+        if (spare_serving_ids.size() < 64) spare_serving_ids.push_back(std::move(node));
+        break;
+      }
+  }
+  if (s.discard) {
+    Response unsent{Id(), {}};
+    if (r.ok()) {
+      unsent.outcome = std::move(r.value());
+    } else {
+      diag(Diagnostic::Kind::NotificationFailed,
+           "notification handler failed: " + std::to_string(r.error().code) + " " + r.error().message,
+           r.error());
+      unsent.outcome = r.error();
+    }
+    return drop(std::move(unsent));  // §4.1: a notification is never answered
+  }
+  --answering;
+  Response resp{std::move(s.id), {}};
+  if (r.ok()) resp.outcome = std::move(r.value());
+  else resp.outcome = r.error();
+  answer(s.batch, s.index, std::move(resp));
+}
+
+void PeerState::cancel_serving(const Id& id) {
+  auto range = serving_ids.equal_range(id);
+  std::vector<std::uint64_t> slots;
+  for (auto i = range.first; i != range.second; ++i) slots.push_back(i->second);
+  for (auto slot : slots) {
+    Serving* e = find_serving(slot);
+    if (!e || e->cancelled) continue;
+    e->cancelled = true;
+    if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
+    // LSP: "a request that got cancelled still needs to return from the
+    // server and send a response back"; the handler's own answer, if it
+    // comes later, finds no slot and is dropped.
+    if (find_serving(slot)) complete(slot, Error(code::kRequestCancelled, "Request cancelled"));
+  }
+}
+
+
+// Handlers are user code. Natively a throwing handler becomes -32603 instead
+// of unwinding through the peer; under Emscripten (no exception catching)
+// these compile away and a throw aborts, as it would anywhere in that build.
+#if defined(__cpp_exceptions)
+#define WEFT_GUARDED(body, on_error)                                                \
+  try {                                                                             \
+    body;                                                                           \
+  } catch (const std::exception& ex) {                                              \
+    on_error(Error(code::kInternalError, std::string("Internal error: ") + ex.what())); \
+  } catch (...) {                                                                   \
+    on_error(Error(code::kInternalError, "Internal error: handler threw"));         \
+  }
+#else
+#define WEFT_GUARDED(body, on_error) body;
+#endif
+
+// Dispatches one valid request or notification. `batch`/`index` place its
+// answer; `reply` is false for notifications (§4.1: never answered).
+void dispatch(PeerState& s, std::string& method, std::optional<json>& params, const Id* id,
+              std::uint64_t batch, std::size_t index) {
+  const bool answer = id != nullptr;
+  auto fail = [&](Error e) {
+    if (answer) s.answer(batch, index, Response{*id, std::move(e)});
+    else s.diag(Diagnostic::Kind::NotificationFailed,
+                "notification \"" + method + "\" failed: " + e.message, e);
+  };
+
+  auto it = s.methods.find(method);
+  if (it == s.methods.end() || (answer && it->second.notification)) {
+    if (!answer) {
+      // LSP: "$/" notifications may be ignored by servers that do not know them.
+      s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
+      return;
+    }
+    return fail(Error(code::kMethodNotFound, "Method not found: " + method));
+  }
+  if (answer && s.answering >= s.opts.limits.max_in_flight)
+    return fail(Error(code::kOverloaded, "Too many requests in flight (limit " +
+                                             std::to_string(s.opts.limits.max_in_flight) + ")"));
+  const detail::Registered& r = it->second;
+
+  json p;
+  if (r.spec) {
+    if (params && s.opts.inspect) s.opts.inspect(*params);
+    auto checked = detail::check_params(*r.spec, params);
+    if (!checked) return fail(checked.error());
+    p = std::move(checked.value());
+  } else if (params) {
+    p = std::move(*params);
+  }
+
+  if (r.notification) {
+    auto h = r.notify;  // copy: the handler may re-register itself
+    WEFT_GUARDED(h(p), fail)
+    return;
+  }
+  if (r.sync) {
+    auto h = r.sync;
+    Result<json> out = Error(code::kInternalError, "Internal error");
+    auto set = [&](Error e) { out = std::move(e); };
+    WEFT_GUARDED(out = h(p), set)
+    Response resp{answer ? *id : Id(), {}};
+    if (out.ok()) resp.outcome = std::move(out.value());
+    else resp.outcome = out.error();
+    if (answer) return s.answer(batch, index, std::move(resp));
+    if (!out.ok()) fail(out.error());
+    s.drop(std::move(resp));  // §4.1: a notification is never answered
+    return;
+  }
+  detail::Serving& sv = s.add_serving();
+  const std::uint64_t slot = sv.slot;
+  sv.id = answer ? *id : Id();
+  sv.batch = batch;
+  sv.index = index;
+  sv.discard = !answer;
+  sv.cancelled = false;
+  if (answer) {
+    ++s.answering;
+    if (!s.spare_serving_ids.empty()) {
+      auto node = std::move(s.spare_serving_ids.back());
+      s.spare_serving_ids.pop_back();
+      node.key() = *id;
+      node.mapped() = slot;
+      s.serving_ids.insert(std::move(node));
+    } else {
+      s.serving_ids.emplace(*id, slot);
+    }
+  }
+  auto h = r.async;
+  const CallInfo info{method, id};
+  Reply reply = s.make_reply(slot);
+  // If the handler throws, its Reply is destroyed while unwinding and answers
+  // -32603 itself; nothing more to do here.
+  auto ignore = [](Error) {};
+  WEFT_GUARDED(h(std::move(p), std::move(reply), info), ignore)
+}
+
+}  // namespace detail
+
+// ---- Reply ------------------------------------------------------------------
+
+Reply::Reply(Reply&& o) noexcept : state_(std::move(o.state_)), slot_(std::exchange(o.slot_, 0)) {}
+
+Reply& Reply::operator=(Reply&& o) noexcept {
+  if (this != &o) {
+    release();
+    state_ = std::move(o.state_);
+    slot_ = std::exchange(o.slot_, 0);
+  }
+  return *this;
+}
+
+// A request must never be left hanging: an unanswered Reply answers -32603.
+Reply::~Reply() { release(); }
+
+void Reply::release() {
+  if (slot_ == 0) return;
+  respond(Error(code::kInternalError, "Internal error: request dropped without a reply"));
+}
+
+void Reply::ok(json result) { respond(std::move(result)); }
+void Reply::error(Error e) { respond(std::move(e)); }
+
+void Reply::respond(Result<json> r) {
+  const std::uint64_t slot = std::exchange(slot_, 0);
+  if (slot == 0) return;
+  if (auto s = state_.lock()) s->complete(slot, std::move(r));
+}
+
+bool Reply::cancelled() const {
+  auto s = state_.lock();
+  if (!s) return true;
+  const detail::Serving* e = s->find_serving(slot_);
+  return !e || e->cancelled;
+}
+
+void Reply::on_cancel(std::function<void()> f) {
+  auto s = state_.lock();
+  if (!s || !f || slot_ == 0) return;
+  detail::Serving* e = s->find_serving(slot_);
+  // No entry while this Reply is unanswered: the core answered for it
+  // (cancellation, close), so the request is cancelled.
+  if (!e || e->cancelled) f();
+  else e->on_cancel = std::move(f);
+}
+
+}  // namespace weft
