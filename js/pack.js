@@ -26,9 +26,11 @@
 // foreign peer only ever receives plain JSON-RPC (plus that one notification).
 // The wire format is described in docs/protocol.md.
 //
-// Send errors. Unpacked, send() posts at once and throws what postMessage
-// throws (e.g. DataCloneError). Packing, send() never throws (except for a
-// bulky message a port/worker transport posts at once): if the flush fails,
+// Send errors. Unpacked, a port or worker transport's send() posts at once
+// and throws what postMessage throws (e.g. DataCloneError). Packing — and
+// always for windowTransport, which posts only from the flush — send() never
+// throws (except for a bulky message a port/worker transport posts at once,
+// or one it posts at once as `alone`): if the flush fails,
 // each queued message is posted on its own, and for each that still fails the
 // handler given to onSendError(fn) is called as fn(message, error) — later
 // than send(), from a microtask (or from destroy()), with the very object
@@ -54,7 +56,7 @@ const PACK_MAX = 32;
 // so that the other thread can start on it while this one finishes the call.
 // (Waiting for the flush instead cost a Worker ~5–10 µs of p50: the post then
 // waits for the rest of the call's bookkeeping.) windowTransport does wait for
-// the flush (queueBulky; its file says why).
+// the flush (shallowPosts; its file says why).
 const BULKY = 8192;
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
@@ -92,12 +94,14 @@ export function packMode(options, who) {
  * Packing for one transport, both ways.
  *   post(msg)   posts one message or frame now; may throw (e.g. DataCloneError).
  *   mode        what packMode() returned.
- *   queueBulky  bulky messages wait for the flush too, posted alone in their
- *               place; otherwise send() posts them at once.
+ *   shallowPosts  every message waits for the flush, packing or not (then
+ *               posted one by one), and a bulky one is posted alone in its
+ *               place (windowTransport: its file says why); otherwise send()
+ *               posts bulky messages, and everything when not packing, at once.
  * Returns:
- *   send(msg, alone)       posts at once (not packing, or after close()) or
- *                          queues for the flush; throws only when posting at
- *                          once unpacked. `alone`: the caller expects no other
+ *   send(msg, alone)       posts at once (not packing and not shallowPosts,
+ *                          or after close()) or queues for the flush; throws
+ *                          only when posting at once unpacked. `alone`: the caller expects no other
  *                          message this turn (see the endpoint), so a packing
  *                          transport with nothing queued posts it at once;
  *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)
@@ -111,7 +115,7 @@ export function packMode(options, who) {
  *   close()                flushes what is queued, synchronously, once; from
  *                          then on send() posts at once and fn is dropped.
  */
-export function createPacker(post, mode, queueBulky = false) {
+export function createPacker(post, mode, shallowPosts = false) {
   let packing = mode === true;
   let announce = mode !== false;  // not yet announced
   let closed = false;
@@ -149,6 +153,12 @@ export function createPacker(post, mode, queueBulky = false) {
     const q = queue;
     const n = q.length;
     if (n === 0) return;
+    if (!packing) {  // shallowPosts, unpacked: one by one, in order
+      queue = [];
+      bulkyAt.length = 0;
+      for (let i = 0; i < n; i++) postOne(q[i]);
+      return;
+    }
     if (n === 1) {
       // Posted as is; the array stays ours and is reused.
       const m = q[0];
@@ -177,13 +187,13 @@ export function createPacker(post, mode, queueBulky = false) {
         announce = false;
         try { post(ANNOUNCE); } catch { /* the message itself will report the failure */ }
       }
-      if (!packing || closed) { post(msg); return; }
+      if (closed || (!packing && !shallowPosts)) { post(msg); return; }
       // The sender knows nothing else is on its way (a call made while no
       // other is pending): queueing would only delay it. Posted at once, and
       // failures reported as for a flush.
-      if (alone && queue.length === 0 && !bulkyAt.length) { postOne(msg); return; }
+      if (alone && !shallowPosts && queue.length === 0 && !bulkyAt.length) { postOne(msg); return; }
       if (bulky(msg)) {
-        if (!queueBulky) {
+        if (!shallowPosts) {
           if (queue.length) flushNow();
           post(msg);  // throws like the unpacked path: the endpoint handles it
           return;

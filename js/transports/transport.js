@@ -9,10 +9,10 @@ import { createPacker } from '../pack.js';
  * unlisten(receive)  stops that, and releases what it must (a port is closed).
  * watchClose(fire)   null, or starts calling fire() once the other side is
  *                    gone, and returns what undoes that.
- * mode, queueBulky   as createPacker() takes them.
+ * mode, shallowPosts as createPacker() takes them.
  */
-export function makeTransport({ post, listen, unlisten, watchClose, mode, queueBulky = false }) {
-  const packer = createPacker(post, mode, queueBulky);
+export function makeTransport({ post, listen, unlisten, watchClose, mode, shallowPosts = false }) {
+  const packer = createPacker(post, mode, shallowPosts);
   let handler = null;
   let closeHandlers = [];
   let closed = false;

@@ -8,16 +8,17 @@ import { eventListening } from './listen.js';
  * ignored, and messages are posted with an explicit targetOrigin. Omitted, it
  * is `source`'s own origin (same-origin frames). "*" only when passed, with a warning.
  *
- * Packing, a bulky message waits for the flush like the others (queueBulky),
- * where ports and workers post it from send(): send() runs deep inside the
+ * Every message is posted from the flush (shallowPosts), packing or not,
+ * where ports and workers post from send(): send() runs deep inside the
  * core's call (listener → endpoint → wasm → hook → send), and with DevTools/CDP
  * attached (as in the bench, driven by playwright) Chromium's
  * window.postMessage costs more the deeper the caller's stack is (it seems to
  * capture a stack trace for the inspector; MessagePort.postMessage does not,
  * nor does it without CDP): posting the 64 KiB echo answer from there took
  * 60–65 µs instead of 40 µs, the whole gap between weft and its peers on the
- * same-origin iframe row. The flush runs from a microtask, on an almost empty
- * stack.
+ * same-origin iframe row (and small calls without packing ran at half the
+ * rate of json-rpc-2.0's). The flush runs from a microtask, or at the end of
+ * a delivery, on an almost empty stack.
  */
 export function windowTransport(target, source = globalThis, origin, options) {
   const mode = packMode(options, 'windowTransport()');
@@ -48,6 +49,6 @@ export function windowTransport(target, source = globalThis, origin, options) {
     ...eventListening(source, accept),
     watchClose: null,
     mode,
-    queueBulky: true,
+    shallowPosts: true,
   });
 }

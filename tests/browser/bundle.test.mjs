@@ -109,9 +109,10 @@ test('esbuild bundle without weft.wasm: the call rejects naming the URLs tried a
   assert.match(result.error ?? '', /-32002|failed to load/);
   assert.match(result.error, /weft\.wasm not found \(tried http:\/\/127\.0\.0\.1:\d+\/esbuild-nowasm\/weft\.wasm: HTTP 404; http:\/\/127\.0\.0\.1:\d+\/dist\/weft\.wasm: HTTP 404\)/);
   assert.match(result.error, /copied next to it/);
-  // The page tried both URLs once; the worker, started with the page, may or
-  // may not have tried its two by the time the page's call has failed.
-  assert.ok(wasm.length === 2 || wasm.length === 4, `${wasm.length} wasm requests`);
+  // The page tried both URLs once (its error names them, above); the worker,
+  // started with the page, may have tried none, one or both of its own by the
+  // time the page's call has failed.
+  assert.ok(wasm.length >= 2 && wasm.length <= 4, `${wasm.length} wasm requests`);
   assert.ok(wasm.every((w) => w.status === 404), JSON.stringify(wasm));
 });
 
