@@ -4,9 +4,11 @@ import * as weft from '/js/index.js';
 import { JSONRPCClient as JrClient, JSONRPCServer as JrServer } from '/gen/json-rpc-2.0.mjs';
 import * as Comlink from '/node_modules/comlink/dist/esm/comlink.mjs';
 
-// 'weft' is what a user gets with default options on both ends; 'weft
-// (pack:true, opt-in)' packs the messages of one turn into one postMessage
-// from the first message (js/pack.js).
+// 'weft' is what a user gets with default options on both ends (two weft
+// endpoints pack after their first exchange, js/pack.js); 'weft (pack:false)'
+// is the plain mode weft keeps with other libraries. ('weft (pack:true,
+// opt-in)' is measured in Node only: it differs from the default only in the
+// first exchange.)
 export const CONTENDERS = ['raw', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'json-rpc-2.0', 'comlink'];
 const optsOf = (lib) => (lib === 'weft' ? undefined : { pack: lib === 'weft (pack:true, opt-in)' });
 
