@@ -205,10 +205,13 @@ test('batch: the abort listener is removed once every call of the batch has sett
 test('batch: aborting cancels the calls still pending', T, async () => {
   const [client, server, done] = pair();
   try {
-    server.method('never', () => new Promise(() => {}));
+    let started = 0;
+    let bothStarted;
+    const serving = new Promise((r) => { bothStarted = r; });
+    server.method('never', () => { if (++started === 2) bothStarted(); return new Promise(() => {}); });
     const ac = new AbortController();
     const [a, b] = client.batch([{ method: 'never' }, { method: 'never' }], { signal: ac.signal });
-    await sleep(10);
+    await serving;  // both calls are being served on the other side
     ac.abort();
     await assert.rejects(a, (e) => e.code === ErrorCode.RequestCancelled);
     await assert.rejects(b, (e) => e.code === ErrorCode.RequestCancelled);

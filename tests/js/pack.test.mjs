@@ -28,12 +28,15 @@ function rawPair(options) {
   return { t, port2, frames, done: () => { t.destroy(); port2.close(); } };
 }
 
-/** Resolves once `frames` holds n entries (or fails after a while). */
-async function until(cond, ms = 2000) {
+/**
+ * Resolves once cond() holds, checking after each turn of the event loop
+ * (every message arrives in a turn of its own); fails only if it never does.
+ */
+async function until(cond, ms = 15000) {
   const t0 = Date.now();
   while (!cond()) {
     if (Date.now() - t0 > ms) throw new Error('timed out waiting');
-    await sleep(2);
+    await new Promise((r) => setImmediate(r));
   }
 }
 

@@ -57,6 +57,8 @@ function wire(mode) {
     const w = { out: [], deliver: null };
     w.transport = { send: (m) => w.out.push(structuredClone(m)), onMessage: (h) => { w.deliver = h; }, destroy() {} };
     w.post = (m) => w.deliver(m);
+    // Synchronous transport: one task later every answer and every
+    // promise continuation of the step has run.
     w.settle = async () => { await turn(); };
     w.close = () => {};
     return w;
@@ -65,9 +67,22 @@ function wire(mode) {
   const w = { out: [] };
   w.transport = portTransport(port1, { pack: mode === 'port-pack' });
   const other = portTransport(port2, { pack: mode === 'port-pack' });
-  other.onMessage((m) => w.out.push(m));
+  // Everything the peer sent for a step has arrived once the answer to a
+  // request posted after it has: the port keeps order, and the peer answers
+  // in order. That answer (-32601 for an unknown method) is taken out again.
+  let sentinels = 0;
+  let arrived = null;
+  other.onMessage((m) => {
+    if (m && typeof m.id === 'string' && m.id.startsWith('vectors-sentinel-')) arrived?.(m.id);
+    else w.out.push(m);
+  });
   w.post = (m) => other.send(m);
-  w.settle = async () => { for (let i = 0; i < 4; i++) await turn(); };
+  w.settle = async () => {
+    const id = `vectors-sentinel-${++sentinels}`;
+    const done = new Promise((resolve) => { arrived = (got) => { if (got === id) resolve(); }; });
+    other.send({ jsonrpc: '2.0', method: 'vectors/sentinel', id });
+    await done;
+  };
   w.close = () => { other.destroy(); port2.close(); };
   return w;
 }
