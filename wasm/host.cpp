@@ -37,6 +37,8 @@ void dump_to(const json& v, std::string& out) {
   out = v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+}  // namespace
+
 // PeerOptions::inspect: the core needs to look inside params that are still
 // a JS value; JS hands over their JSON text.
 void materialize(int h, json& v) {
@@ -52,8 +54,6 @@ void materialize(int h, json& v) {
   if (parsed.is_discarded()) parsed = v.is_array() ? json::array() : json::object();
   v = std::move(parsed);
 }
-
-}  // namespace
 
 int Host::store(Reply&& r) {
   if (!free_replies.empty()) {
@@ -116,7 +116,6 @@ double js_dispatch_call(int h, int fn, int token, double slot, const std::string
 
 void js_cancelled_call(int h, int token) { js_cancelled(h, token); }
 
-int js_materialize_call(int h, double handle) { return js_materialize(h, handle); }
 
 int create_host(PeerOptions o) {
   int h = 0;

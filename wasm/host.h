@@ -52,7 +52,8 @@ bool js_send_records(int h, const Outgoing& o, std::string& why);
 void js_discard_records(int h, const Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
 void js_cancelled_call(int h, int token);
-// JSON text of payload `handle` into the input buffer; its length, or -1.
-int js_materialize_call(int h, double handle);
+// Replaces `v`, if it is a payload marker, with the value JS holds for it
+// (an empty container of the same type if that value is not JSON).
+void materialize(int h, json& v);
 
 }  // namespace weft::wasm

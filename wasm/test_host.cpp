@@ -20,14 +20,6 @@ namespace {
 
 std::map<int, std::unique_ptr<Peer>> g_demo;  // host handle → demo peer
 
-void materialize(int h, json& v) {
-  const double handle = marker_of(v);
-  if (handle < 0) return;
-  const int n = js_materialize_call(h, handle);
-  json parsed = n < 0 ? json(nullptr) : json::parse(input().data(), input().data() + n, nullptr, false);
-  v = parsed.is_discarded() ? json(nullptr) : std::move(parsed);
-}
-
 }  // namespace
 
 extern "C" {
