@@ -3,7 +3,7 @@
 #   include/weft/*.h, include/weft/host/*.h   public headers
 #   lib/libweft_core.a, lib/libweft_host.a    exported as weft::core, weft::host
 #   bin/weft                                  the CLI
-#   lib/cmake/weft/                           weftConfig, version, targets, FindAsio
+#   lib/cmake/weft/                           weftConfig, version, targets
 #   lib/pkgconfig/weft.pc
 include(CMakePackageConfigHelpers)
 
@@ -25,9 +25,8 @@ if(TARGET weft_host)
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft FILES_MATCHING PATTERN "*.h")
   install(TARGETS weft_host EXPORT weftTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindAsio.cmake DESTINATION ${WEFT_CMAKE_DIR})
   set(WEFT_PC_LIBS " -lweft_host -lweft_core -pthread")
-  set(WEFT_PC_CFLAGS " -DASIO_STANDALONE -DASIO_NO_DEPRECATED")
+  set(WEFT_PC_CFLAGS " -DBOOST_ASIO_NO_DEPRECATED")
 else()
   set(WEFT_INSTALL_HOST FALSE)
 endif()

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   cmake ninja-build g++ pkg-config
-  nlohmann-json3-dev libmsgpack-cxx-dev catch2 libasio-dev
+  nlohmann-json3-dev libmsgpack-cxx-dev catch2 libboost1.74-dev libzstd-dev doxygen
   emscripten
   clang-14 libclang-rt-14-dev
 )

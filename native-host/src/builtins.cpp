@@ -4,7 +4,7 @@
 #include <chrono>
 #include <memory>
 
-#include <asio/steady_timer.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "weft/host/server.h"
 
@@ -80,7 +80,7 @@ void register_builtins(Peer& peer, Millis started_ms, std::string title,
       ParamSpec{}, "The OpenRPC document of this server's methods");
 }
 
-void register_sleep(Peer& peer, asio::any_io_executor executor) {
+void register_sleep(Peer& peer, boost::asio::any_io_executor executor) {
   ParamSpec spec;
   spec.params = {Param{"ms", ParamType::Integer, true}};
   peer.method(
@@ -94,14 +94,14 @@ void register_sleep(Peer& peer, asio::any_io_executor executor) {
           return;
         }
         struct State {
-          asio::steady_timer timer;
+          boost::asio::steady_timer timer;
           Reply reply;
           Millis ms;
         };
         const Millis ms = v.get<Millis>();
-        auto st = std::make_shared<State>(State{asio::steady_timer(executor), std::move(reply), ms});
+        auto st = std::make_shared<State>(State{boost::asio::steady_timer(executor), std::move(reply), ms});
         st->timer.expires_after(std::chrono::milliseconds(ms));
-        st->timer.async_wait([st](const asio::error_code& ec) {
+        st->timer.async_wait([st](const boost::system::error_code& ec) {
           if (ec)
             st->reply.error(Error(code::kRequestCancelled, "Request cancelled"));
           else

@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <random>
 
-#include <asio/ip/tcp.hpp>
-#include <asio/post.hpp>
-#include <asio/local/stream_protocol.hpp>
-#include <asio/steady_timer.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "child.h"
 #include "session.h"
@@ -34,8 +34,8 @@ namespace {
 
 using detail::Session;
 
-bool retryable(const asio::error_code& ec) {
-  if (ec.category() != asio::system_category()) return false;
+bool retryable(const boost::system::error_code& ec) {
+  if (ec.category() != boost::system::system_category()) return false;
   const int v = ec.value();
   return v == ECONNREFUSED || v == ENOENT || v == EAGAIN;
 }
@@ -60,7 +60,7 @@ class Run {
     detail::ignore_sigpipe();
     if (o_.timeout) {
       deadline_timer_.expires_after(std::chrono::milliseconds(*o_.timeout));
-      deadline_timer_.async_wait([this](const asio::error_code& ec) {
+      deadline_timer_.async_wait([this](const boost::system::error_code& ec) {
         if (!ec) fail(Outcome::Status::Timeout,
                       "timed out after " + std::to_string(*o_.timeout) + " ms");
       });
@@ -91,29 +91,29 @@ class Run {
       return;
     }
     if (e.kind == Endpoint::Kind::Unix) {
-      auto sock = std::make_shared<asio::local::stream_protocol::socket>(io_);
-      sock->async_connect(asio::local::stream_protocol::endpoint(e.path),
-                          [this, sock](const asio::error_code& ec) { connected(ec, *sock); });
+      auto sock = std::make_shared<boost::asio::local::stream_protocol::socket>(io_);
+      sock->async_connect(boost::asio::local::stream_protocol::endpoint(e.path),
+                          [this, sock](const boost::system::error_code& ec) { connected(ec, *sock); });
       return;
     }
-    asio::error_code ec;
-    auto addr = asio::ip::make_address(e.host == "localhost" ? "127.0.0.1" : e.host, ec);
+    boost::system::error_code ec;
+    auto addr = boost::asio::ip::make_address(e.host == "localhost" ? "127.0.0.1" : e.host, ec);
     if (ec) return fail(Outcome::Status::ConnectFailed, "bad TCP address '" + e.host + "'");
-    auto sock = std::make_shared<asio::ip::tcp::socket>(io_);
-    sock->async_connect(asio::ip::tcp::endpoint(addr, e.port), [this, sock](const asio::error_code& ec) {
+    auto sock = std::make_shared<boost::asio::ip::tcp::socket>(io_);
+    sock->async_connect(boost::asio::ip::tcp::endpoint(addr, e.port), [this, sock](const boost::system::error_code& ec) {
       if (!ec) {
-        asio::error_code ignored;
-        sock->set_option(asio::ip::tcp::no_delay(true), ignored);
+        boost::system::error_code ignored;
+        sock->set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       }
       connected(ec, *sock);
     });
   }
 
   template <class Socket>
-  void connected(const asio::error_code& ec, Socket& sock) {
+  void connected(const boost::system::error_code& ec, Socket& sock) {
     if (done_) return;
     if (!ec) {
-      asio::error_code rec;
+      boost::system::error_code rec;
       int fd = sock.release(rec);
       if (rec) return fail(Outcome::Status::ConnectFailed, "socket: " + rec.message());
       start(Session::Fd(io_, fd), std::nullopt, default_framing(Transport::Unix));  // Unix and TCP alike
@@ -128,7 +128,7 @@ class Run {
         detail::log_stderr("connect " + endpoint_text(o_.endpoint) + ": " + ec.message() +
                            "; retrying in " + std::to_string(delay) + " ms");
       backoff_timer_.expires_after(std::chrono::milliseconds(delay));
-      backoff_timer_.async_wait([this](const asio::error_code& e) {
+      backoff_timer_.async_wait([this](const boost::system::error_code& e) {
         if (!e && !done_) connect();
       });
       return;
@@ -158,14 +158,14 @@ class Run {
         out_.status = Outcome::Status::RemoteError;
         out_.error = Error(code::kParseError, "could not decode the reply: " + d.message);
         done_ = true;
-        asio::post(io_, [this] { teardown(); });
+        boost::asio::post(io_, [this] { teardown(); });
         return;
       }
       if (d.kind != Diagnostic::Kind::ErrorWithoutId || !d.error) return;
       out_.status = Outcome::Status::RemoteError;
       out_.error = *d.error;
       done_ = true;
-      asio::post(io_, [this] { teardown(); });  // not from inside the peer's receive
+      boost::asio::post(io_, [this] { teardown(); });  // not from inside the peer's receive
     };
     session_ = std::make_shared<Session>(io_, std::move(in), std::move(out), std::move(cfg));
     session_->on_closed = [this](const std::string& why) {
@@ -237,9 +237,9 @@ class Run {
   const std::string& method_;
   const std::optional<json>& params_;
   const bool is_call_;
-  asio::io_context io_{1};
-  asio::steady_timer deadline_timer_;
-  asio::steady_timer backoff_timer_;
+  boost::asio::io_context io_{1};
+  boost::asio::steady_timer deadline_timer_;
+  boost::asio::steady_timer backoff_timer_;
   std::mt19937 rng_;
   std::shared_ptr<Session> session_;
   detail::Child child_;

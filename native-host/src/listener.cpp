@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <asio/ip/address.hpp>
+#include <boost/asio/ip/address.hpp>
 
 namespace weft::host::detail {
 
@@ -46,7 +46,7 @@ Probe probe_unix(const std::string& path, int& err) {
 
 }  // namespace
 
-Result<void> open_unix_listener(asio::local::stream_protocol::acceptor& acceptor,
+Result<void> open_unix_listener(boost::asio::local::stream_protocol::acceptor& acceptor,
                                 const std::string& path, UnixSocketFile& file,
                                 const std::function<void(std::string_view)>& log) {
   if (path.empty()) return Error(code::kServerError, "empty socket path");
@@ -77,8 +77,8 @@ Result<void> open_unix_listener(asio::local::stream_protocol::acceptor& acceptor
     return sys_error("cannot stat " + path, errno);
   }
 
-  using proto = asio::local::stream_protocol;
-  asio::error_code ec;
+  using proto = boost::asio::local::stream_protocol;
+  boost::system::error_code ec;
   acceptor.open(proto(), ec);
   if (ec) return Error(code::kServerError, "socket: " + ec.message());
   // The file is created 0600 from the start: no window where others could connect.
@@ -90,7 +90,7 @@ Result<void> open_unix_listener(asio::local::stream_protocol::acceptor& acceptor
     return Error(code::kServerError, "bind " + path + ": " + ec.message());
   }
   ::chmod(path.c_str(), 0600);
-  acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  acceptor.listen(boost::asio::socket_base::max_listen_connections, ec);
   if (ec) {
     acceptor.close();
     ::unlink(path.c_str());
@@ -112,22 +112,22 @@ void remove_socket_file(const UnixSocketFile& file) {
     ::unlink(file.path.c_str());
 }
 
-Result<void> open_tcp_listener(asio::ip::tcp::acceptor& acceptor, const std::string& host,
+Result<void> open_tcp_listener(boost::asio::ip::tcp::acceptor& acceptor, const std::string& host,
                                std::uint16_t port) {
-  asio::error_code ec;
+  boost::system::error_code ec;
   std::string h = host == "localhost" ? "127.0.0.1" : host;
-  auto addr = asio::ip::make_address(h, ec);
+  auto addr = boost::asio::ip::make_address(h, ec);
   if (ec) return Error(code::kServerError, "bad TCP address '" + host + "': " + ec.message());
-  asio::ip::tcp::endpoint ep(addr, port);
+  boost::asio::ip::tcp::endpoint ep(addr, port);
   acceptor.open(ep.protocol(), ec);
   if (ec) return Error(code::kServerError, "socket: " + ec.message());
-  acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  acceptor.set_option(boost::asio::socket_base::reuse_address(true), ec);
   acceptor.bind(ep, ec);
   if (ec) {
     acceptor.close();
     return Error(code::kServerError, "bind " + host + ":" + std::to_string(port) + ": " + ec.message());
   }
-  acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  acceptor.listen(boost::asio::socket_base::max_listen_connections, ec);
   if (ec) {
     acceptor.close();
     return Error(code::kServerError, "listen: " + ec.message());

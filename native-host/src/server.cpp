@@ -10,10 +10,10 @@
 #include <list>
 #include <unordered_map>
 
-#include <asio/ip/tcp.hpp>
-#include <asio/local/stream_protocol.hpp>
-#include <asio/signal_set.hpp>
-#include <asio/steady_timer.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "listener.h"
 #include "session.h"
@@ -25,25 +25,25 @@ namespace weft::host {
 using detail::Session;
 
 struct Server::Impl {
-  asio::io_context io{1};
+  boost::asio::io_context io{1};
   ServerOptions opts;
   Millis started = now_ms();
   std::vector<std::function<void(Peer&)>> setups;
   std::unordered_map<Session*, std::shared_ptr<Session>> sessions;
   struct UnixListener {
-    explicit UnixListener(asio::io_context& io) : acceptor(io), retry(io) {}
-    asio::local::stream_protocol::acceptor acceptor;
+    explicit UnixListener(boost::asio::io_context& io) : acceptor(io), retry(io) {}
+    boost::asio::local::stream_protocol::acceptor acceptor;
     detail::UnixSocketFile file;
-    asio::steady_timer retry;
+    boost::asio::steady_timer retry;
   };
   struct TcpListener {
-    explicit TcpListener(asio::io_context& io) : acceptor(io), retry(io) {}
-    asio::ip::tcp::acceptor acceptor;
-    asio::steady_timer retry;
+    explicit TcpListener(boost::asio::io_context& io) : acceptor(io), retry(io) {}
+    boost::asio::ip::tcp::acceptor acceptor;
+    boost::asio::steady_timer retry;
   };
   std::list<UnixListener> unix_listeners;
   std::list<TcpListener> tcp_listeners;
-  std::optional<asio::signal_set> signals;
+  std::optional<boost::asio::signal_set> signals;
   std::uint64_t next_id = 1;
   bool stopping = false;
   bool finished = false;
@@ -86,22 +86,22 @@ struct Server::Impl {
 
   template <class Listener>
   void accept(Listener& l, Framing framing, const char* kind) {
-    l.acceptor.async_accept([this, &l, framing, kind](const asio::error_code& ec, auto socket) {
-      if (stopping || ec == asio::error::operation_aborted) return;
+    l.acceptor.async_accept([this, &l, framing, kind](const boost::system::error_code& ec, auto socket) {
+      if (stopping || ec == boost::asio::error::operation_aborted) return;
       if (ec) {
         // EMFILE and friends: back off instead of spinning.
         log(std::string("accept: ") + ec.message());
         l.retry.expires_after(std::chrono::milliseconds(100));
-        l.retry.async_wait([this, &l, framing, kind](const asio::error_code& e) {
+        l.retry.async_wait([this, &l, framing, kind](const boost::system::error_code& e) {
           if (!e && !stopping) accept(l, framing, kind);
         });
         return;
       }
       if constexpr (std::is_same_v<Listener, TcpListener>) {
-        asio::error_code ignored;
-        socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+        boost::system::error_code ignored;
+        socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       }
-      asio::error_code rec;
+      boost::system::error_code rec;
       int fd = socket.release(rec);
       if (!rec && fd >= 0) {
         add_session(Session::Fd(io, fd), std::nullopt, framing,
@@ -114,7 +114,7 @@ struct Server::Impl {
   void stop() {
     if (stopping) return;
     stopping = true;
-    asio::error_code ec;
+    boost::system::error_code ec;
     for (auto& l : unix_listeners) {
       l.acceptor.close(ec);
       l.retry.cancel();
@@ -142,14 +142,14 @@ struct Server::Impl {
     finished = true;
     for (auto& l : unix_listeners) detail::remove_socket_file(l.file);
     if (signals) {
-      asio::error_code ec;
+      boost::system::error_code ec;
       signals->cancel(ec);
     }
     io.stop();
   }
 
   void wait_signal() {
-    signals->async_wait([this](const asio::error_code& ec, int sig) {
+    signals->async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       if (!stopping) {
         log(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
@@ -176,7 +176,7 @@ Server::~Server() {
   }
 }
 
-asio::io_context& Server::context() { return impl_->io; }
+boost::asio::io_context& Server::context() { return impl_->io; }
 const ServerOptions& Server::options() const { return impl_->opts; }
 std::size_t Server::connections() const { return impl_->sessions.size(); }
 Millis Server::started_ms() const { return impl_->started; }
@@ -221,7 +221,7 @@ Result<void> Server::listen_tcp(const std::string& host, std::uint16_t port) {
 
 std::uint16_t Server::tcp_port() const {
   for (auto& l : impl_->tcp_listeners) {
-    asio::error_code ec;
+    boost::system::error_code ec;
     auto ep = l.acceptor.local_endpoint(ec);
     if (!ec) return ep.port();
   }

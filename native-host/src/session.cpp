@@ -5,18 +5,18 @@
 
 #include <cerrno>
 
-#include <asio/post.hpp>
-#include <asio/write.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include "weft/host/server.h"
 
 namespace weft::host::detail {
 
-asio::steady_timer::time_point to_time_point(Millis ms) {
-  return asio::steady_timer::time_point(std::chrono::milliseconds(ms));
+boost::asio::steady_timer::time_point to_time_point(Millis ms) {
+  return boost::asio::steady_timer::time_point(std::chrono::milliseconds(ms));
 }
 
-Session::Session(asio::io_context& io, Fd in, std::optional<Fd> out, SessionConfig cfg)
+Session::Session(boost::asio::io_context& io, Fd in, std::optional<Fd> out, SessionConfig cfg)
     : io_(io), in_(std::move(in)), out_(std::move(out)), cfg_(std::move(cfg)), timer_(io),
       rbuf_(cfg_.read_chunk) {
   ConnectionOptions opts = cfg_.conn;
@@ -27,7 +27,7 @@ Session::Session(asio::io_context& io, Fd in, std::optional<Fd> out, SessionConf
     // turn of the loop, so everything written in this turn goes out at once.
     if (!in_pass_ && !flush_posted_ && !writing_) {
       flush_posted_ = true;
-      asio::post(io_, [self = shared_from_this()] {
+      boost::asio::post(io_, [self = shared_from_this()] {
         self->flush_posted_ = false;
         self->flush();
         self->rearm();
@@ -53,19 +53,19 @@ void Session::do_read() {
   if (reading_ || closed_ || eof_ || draining_) return;
   if (pending_.size() + wbuf_.size() > cfg_.max_queued_output) return;  // resumed by on_write
   reading_ = true;
-  in_.async_read_some(asio::buffer(rbuf_),
-                      [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+  in_.async_read_some(boost::asio::buffer(rbuf_),
+                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
                         self->on_read(ec, n);
                       });
 }
 
-void Session::on_read(const asio::error_code& ec, std::size_t n) {
+void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
   reading_ = false;
   if (closed_) return;
   if (n > 0) pass([&] { conn_->feed(std::string_view(rbuf_.data(), n), now_ms()); });
   if (closed_) return;
   if (ec) {
-    if (ec == asio::error::eof) {
+    if (ec == boost::asio::error::eof) {
       eof_ = true;
       pass([&] { conn_->finish(now_ms()); });
       if (peer_gone()) {
@@ -75,7 +75,7 @@ void Session::on_read(const asio::error_code& ec, std::size_t n) {
         return;
       }
       drain(now_ms() + cfg_.eof_grace);
-    } else if (ec != asio::error::operation_aborted) {
+    } else if (ec != boost::asio::error::operation_aborted) {
       fail("read: " + ec.message());
     }
     return;
@@ -106,13 +106,13 @@ void Session::flush() {
   if (closed_ || writing_ || pending_.empty()) return;
   writing_ = true;
   wbuf_.swap(pending_);  // pending_ takes wbuf_'s (cleared) capacity
-  asio::async_write(out(), asio::buffer(wbuf_),
-                    [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+  boost::asio::async_write(out(), boost::asio::buffer(wbuf_),
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       self->on_write(ec);
                     });
 }
 
-void Session::on_write(const asio::error_code& ec) {
+void Session::on_write(const boost::system::error_code& ec) {
   writing_ = false;
   wbuf_.clear();
   if (closed_) return;
@@ -134,7 +134,7 @@ void Session::rearm() {
   if (armed_ && *armed_ <= *d) return;
   armed_ = d;
   timer_.expires_at(to_time_point(*d));
-  timer_.async_wait([self = shared_from_this(), gen = ++timer_gen_](const asio::error_code& ec) {
+  timer_.async_wait([self = shared_from_this(), gen = ++timer_gen_](const boost::system::error_code& ec) {
     if (ec || gen != self->timer_gen_ || self->closed_) return;
     self->on_timer();
   });
@@ -191,7 +191,7 @@ void Session::close(std::optional<Error> reason) {
   closed_ = true;
   conn_->close(std::move(reason));  // fails pending calls, cancels served requests
   timer_.cancel();
-  asio::error_code ec;
+  boost::system::error_code ec;
   in_.close(ec);
   if (out_) out_->close(ec);
   if (on_closed) {

@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include <asio/io_context.hpp>
-#include <asio/posix/stream_descriptor.hpp>
-#include <asio/steady_timer.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "weft/connection.h"
 
 namespace weft::host::detail {
 
-asio::steady_timer::time_point to_time_point(Millis ms);
+boost::asio::steady_timer::time_point to_time_point(Millis ms);
 
 struct SessionConfig {
   ConnectionOptions conn;      // write is set by the session
@@ -34,9 +34,9 @@ struct SessionConfig {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  using Fd = asio::posix::stream_descriptor;
+  using Fd = boost::asio::posix::stream_descriptor;
   // `out` empty → `in` is used for both directions (a socket).
-  Session(asio::io_context& io, Fd in, std::optional<Fd> out, SessionConfig cfg);
+  Session(boost::asio::io_context& io, Fd in, std::optional<Fd> out, SessionConfig cfg);
   ~Session();
 
   Peer& peer() { return conn_->peer(); }
@@ -59,8 +59,8 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   Fd& out() { return out_ ? *out_ : in_; }
   void do_read();
-  void on_read(const asio::error_code& ec, std::size_t n);
-  void on_write(const asio::error_code& ec);
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void on_write(const boost::system::error_code& ec);
   template <class F> void pass(F&& f);
   void flush();
   void rearm();
@@ -71,12 +71,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void fail(const std::string& why);
   void log(const std::string& line);
 
-  asio::io_context& io_;
+  boost::asio::io_context& io_;
   Fd in_;
   std::optional<Fd> out_;
   SessionConfig cfg_;
   std::unique_ptr<Connection> conn_;
-  asio::steady_timer timer_;
+  boost::asio::steady_timer timer_;
   std::optional<Millis> armed_;
   std::uint64_t timer_gen_ = 0;
   std::vector<char> rbuf_;

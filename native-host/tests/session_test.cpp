@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include <asio/post.hpp>
+#include <boost/asio/post.hpp>
 
 #include "demo.h"
 #include "weft/host/host.h"
@@ -55,7 +55,7 @@ TEST_CASE("server and client over a unix socket in one process") {
   CHECK(out.error.code == weft::code::kMethodNotFound);
   out = weft::host::notify(co, "update", json::array({1}));
   CHECK(out.exit_code() == 0);
-  asio::post(server.context(), [&] { server.stop(); });
+  boost::asio::post(server.context(), [&] { server.stop(); });
   t.join();
   CHECK(access(path.c_str(), F_OK) != 0);  // removed on stop
   rmdir(tmpl);

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include <asio/post.hpp>
+#include <boost/asio/post.hpp>
 #include <weft/host/host.h>
 #include <weft/weft.h>
 
@@ -39,7 +39,7 @@ int main() {
   co.timeout = 5000;
   auto out = weft::host::call(co, "subtract", weft::json::array({42, 23}));  // by position
 
-  asio::post(server.context(), [&] { server.stop(); });
+  boost::asio::post(server.context(), [&] { server.stop(); });
   t.join();
   rmdir(dir);
 

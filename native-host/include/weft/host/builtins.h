@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <asio/any_io_executor.hpp>
+#include <boost/asio/any_io_executor.hpp>
 
 #include "weft/peer.h"
 
@@ -22,7 +22,7 @@ json openrpc_document(const std::vector<MethodInfo>& methods, const std::string&
 
 // sleep {"ms": N} (or [N]) → N after N ms, on an Asio timer, without blocking
 // other requests; $/cancelRequest answers -32800 at once.
-void register_sleep(Peer& peer, asio::any_io_executor executor);
+void register_sleep(Peer& peer, boost::asio::any_io_executor executor);
 
 const char* host_version();
 

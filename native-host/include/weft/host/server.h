@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-#include <asio/io_context.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include "weft/codec.h"
 #include "weft/connection.h"
@@ -55,7 +55,7 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  asio::io_context& context();
+  boost::asio::io_context& context();
   const ServerOptions& options() const;
 
   // Registration, applied to every connection (existing ones are unaffected).
