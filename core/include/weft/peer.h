@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -77,6 +78,27 @@ class Reply {
   void on_cancel(std::function<void()> f);
   bool done() const { return slot_ == 0; }
 
+  // -- Streamed results and progress (docs/streams.md) --------------------
+  // The caller opened a stream for this request ($/weft/open with credit):
+  // the handler may write chunks before its answer.
+  bool streaming() const;
+  // Sends `value` as the next chunk ($/weft/chunk) if the caller has granted
+  // credit, else queues it (at most PeerLimits::max_stream_queue chunks) until
+  // it does. True: the caller has room for more now; false: wait for
+  // on_writable before writing again. Errors: the caller opened no stream
+  // (kInvalidRequest), the request is answered or cancelled (kClosed), the
+  // queue is full (kOverloaded). An answer given while chunks are queued is
+  // sent after them.
+  Result<bool> write(json value, bool final = false, std::optional<std::uint64_t> total = std::nullopt);
+  // Called once, when the caller next grants credit and the queue is empty
+  // (immediately if it already has room).
+  void on_writable(std::function<void()> f);
+  // The caller asked for progress ($/weft/open with "progress": true):
+  // sends {"method":"$/progress","params":{"token":ID,"value":value}} (the
+  // LSP notification, its token being the request id). Otherwise nothing.
+  bool wants_progress() const;
+  void progress(json value);
+
  private:
   friend struct detail::PeerState;
   Reply(std::weak_ptr<detail::PeerState> s, std::uint64_t slot) : state_(std::move(s)), slot_(slot) {}
@@ -107,9 +129,33 @@ struct MethodInfo {
 };
 
 // -- Calling -------------------------------------------------------------
+// One chunk of a streamed result, in order: seq counts from 0; `final` marks
+// the last one when the sender knows it; `total` is the sender's count when
+// it gave one (docs/streams.md).
+struct Chunk {
+  std::uint64_t seq = 0;
+  json value;
+  bool final = false;
+  std::optional<std::uint64_t> total;
+};
+using ChunkHandler = std::function<void(Chunk&&)>;
+using ProgressHandler = std::function<void(json value)>;
+
 struct CallOptions {
   std::optional<Millis> timeout;  // relative; nullopt → PeerOptions::default_timeout
   bool no_timeout = false;        // true: no deadline at all, even with a default
+  // Asks the other side for $/progress on this call (docs/streams.md) and
+  // receives each value. With progress_resets_timeout, each one restarts the
+  // call's timeout (needs PeerOptions::clock).
+  ProgressHandler on_progress;
+  bool progress_resets_timeout = false;
+};
+
+// A streamed call (Peer::stream): credit is how many chunks the other side
+// may send before the next grant(), so at most that many are ever in flight.
+struct StreamOptions {
+  std::uint32_t credit = 16;
+  ChunkHandler on_chunk;  // required: each chunk, in order
 };
 
 // Completion of an outgoing request: the result, or an Error — the remote
@@ -150,6 +196,11 @@ struct PeerLimits {
   std::size_t max_in_flight = 4096;    // incoming requests being served; beyond → -32003
   std::size_t max_pending = 65536;     // outgoing calls awaiting answers; beyond → -32003
   std::size_t max_batch = 4096;        // elements of one incoming batch; beyond → -32600
+  // Chunks a handler may queue beyond the caller's credit (Reply::write);
+  // beyond → kOverloaded. The sender's memory per stream stays bounded.
+  std::size_t max_stream_queue = 64;
+  // Credit one $/weft/open or $/weft/credit may grant; more is clamped.
+  std::uint32_t max_stream_credit = 1024;
 };
 
 // Which side of the conversation a Peer takes (JSON-RPC 2.0 §3: "Client",
@@ -178,6 +229,10 @@ struct PeerOptions {
   // WebAssembly binding keeps them as JavaScript values) replaces the
   // placeholder with the value here; the default leaves params as they are.
   std::function<void(json& params)> inspect;
+  // The current time, for the rare step that needs it outside a call that
+  // carries `now`: a chunk or a progress value restarting a call's timeout.
+  // Hosts supply it (Connection does); without it, timeouts are not restarted.
+  std::function<Millis()> clock;
 };
 
 class Peer {
@@ -221,6 +276,17 @@ class Peer {
   // Sends all entries as one batch (§6); each callback settles separately.
   Result<std::vector<Id>> batch(std::vector<BatchEntry> entries, CallOptions opts, Millis now);
 
+  // A streamed call (docs/streams.md): sends {"method":"$/weft/open",
+  // "params":{"id":ID,"credit":N}} and then the request. Chunks arrive at
+  // so.on_chunk, at most so.credit before grant() gives more; `done` gets the
+  // final answer. Each chunk restarts the call's timeout. Errors as call();
+  // kInvalidParams without on_chunk.
+  Result<Id> stream(std::string method, std::optional<json> params, StreamOptions so,
+                    CallCallback done, CallOptions opts, Millis now);
+  // Lets the other side send `n` more chunks of stream `id` ($/weft/credit).
+  // False if `id` is not a streamed call still pending.
+  bool grant(const Id& id, std::uint32_t n);
+
   // Gives up on an outgoing call: its callback gets -32800 now, and the other
   // side gets {"method":"$/cancelRequest","params":{"id":…}}. False if unknown.
   bool cancel(const Id& id);
@@ -245,6 +311,9 @@ class Peer {
   std::size_t in_flight() const;  // incoming requests not yet answered
 
  private:
+  // call() and stream(): `so` null for a plain call.
+  Result<Id> start_call(std::string method, std::optional<json> params, CallCallback done,
+                        CallOptions opts, Millis now, StreamOptions* so);
   std::shared_ptr<detail::PeerState> s_;
 };
 

@@ -27,26 +27,44 @@ Id PeerState::track(const std::string& method, CallCallback done, std::optional<
   p->method = method;
   p->has_deadline = timeout.has_value();
   p->timeout = timeout ? *timeout : 0;
+  p->at = timeout ? now + *timeout : 0;
+  p->stream.reset();
   if (timeout) {
-    deadlines.push_back(Deadline{now + *timeout, n});
+    deadlines.push_back(Deadline{p->at, n});
     std::push_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
     ++live_deadlines;
   }
   return Id::integer(n);
 }
 
+// An entry is stale when its call is gone or its timeout was restarted
+// (restart_deadline pushed a later entry and moved Pending::at).
 void PeerState::prune_deadlines() {
-  while (!deadlines.empty() && pending.find(deadlines.front().id) == pending.end()) {
+  auto stale = [this](const Deadline& d) {
+    auto it = pending.find(d.id);
+    return it == pending.end() || it->second.at != d.at;
+  };
+  while (!deadlines.empty() && stale(deadlines.front())) {
     std::pop_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
     deadlines.pop_back();
   }
   if (deadlines.size() > 2 * live_deadlines + 32) {
     deadlines.erase(std::remove_if(deadlines.begin(), deadlines.end(),
-                                   [this](const Deadline& d) { return pending.find(d.id) == pending.end(); }),
+                                   stale),
                     deadlines.end());
     std::make_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
     if (deadlines.capacity() > 4 * deadlines.size() + 64) deadlines.shrink_to_fit();
   }
+}
+
+void PeerState::restart_deadline(std::int64_t n, Pending& p) {
+  if (!p.has_deadline || !opts.clock) return;
+  const Millis at = opts.clock() + p.timeout;
+  if (at == p.at) return;
+  p.at = at;
+  deadlines.push_back(Deadline{at, n});
+  std::push_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
+  prune_deadlines();
 }
 
 void PeerState::settle(const Id& id, Result<json>&& r) {
@@ -65,6 +83,7 @@ void PeerState::settle(const Id& id, Result<json>&& r) {
   CallCallback done = std::move(it->second.done);
   const bool had_deadline = it->second.has_deadline;
   auto node = pending.extract(it);
+  node.mapped().stream.reset();
   if (spare_pending.size() < 64) spare_pending.push_back(std::move(node));
   if (had_deadline) {
     --live_deadlines;
@@ -86,6 +105,11 @@ std::optional<Millis> effective_timeout(const PeerState& s, const CallOptions& o
 
 Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallback done,
                       CallOptions opts, Millis now) {
+  return start_call(std::move(method), std::move(params), std::move(done), std::move(opts), now, nullptr);
+}
+
+Result<Id> Peer::start_call(std::string method, std::optional<json> params, CallCallback done,
+                            CallOptions opts, Millis now, StreamOptions* so) {
   PeerState& s = *s_;
   if (s.closed) return Error(code::kClosed, "Endpoint closed");
   if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
@@ -95,9 +119,30 @@ Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallba
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
   Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
+  auto self = s_;
+  if (so || opts.on_progress) {
+    // docs/streams.md: $/weft/open goes just before its request, so the
+    // other side knows what the caller accepts when the request arrives.
+    auto in = std::make_unique<detail::StreamIn>();
+    json open = json{{"id", id.as_int()}};
+    if (so) {
+      in->on_chunk = std::move(so->on_chunk);
+      in->credit = std::min<std::uint64_t>(so->credit, s.opts.limits.max_stream_credit);
+      open["credit"] = in->credit;
+    }
+    if (opts.on_progress) {
+      in->on_progress = std::move(opts.on_progress);
+      in->progress_resets = opts.progress_resets_timeout;
+      open["progress"] = true;
+    }
+    s.pending.find(id.as_int())->second.stream = std::move(in);
+    Outgoing first;
+    first.messages.emplace_back(Notification{"$/weft/open", std::move(open)});
+    s.emit(std::move(first));
+    if (s.pending.find(id.as_int()) == s.pending.end()) return id;  // settled meanwhile (closed)
+  }
   Outgoing o;
   o.messages.emplace_back(Request{id, std::move(method), std::move(params)});
-  auto self = s_;
   s.emit(std::move(o));  // a loopback transport may settle the call in here
   return id;
 }
@@ -190,7 +235,7 @@ void Peer::advance(Millis now) {
   while (!s.deadlines.empty() && s.deadlines.front().at <= now) {
     const std::int64_t n = s.deadlines.front().id;
     auto it = s.pending.find(n);
-    if (it == s.pending.end()) {  // not expected (the top is kept live); drop it
+    if (it == s.pending.end() || it->second.at != s.deadlines.front().at) {  // stale; drop it
       std::pop_heap(s.deadlines.begin(), s.deadlines.end(), detail::DeadlineLater());
       s.deadlines.pop_back();
       continue;

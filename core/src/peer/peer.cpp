@@ -94,7 +94,12 @@ bool ignored(const PeerState& s, const Item& item, bool batch) {
     if (s.opts.role == Role::Server) return !bad->reply;
     return false;
   }
-  if (s.opts.role == Role::Client) return !std::holds_alternative<Response>(item);
+  if (s.opts.role == Role::Client) {
+    // A client still takes what answers its own calls: chunks and progress.
+    const auto* n = std::get_if<Notification>(&item);
+    return !std::holds_alternative<Response>(item) &&
+           !(n && (n->method == "$/weft/chunk" || n->method == "$/progress"));
+  }
   if (s.opts.role == Role::Server) return std::holds_alternative<Response>(item);
   return false;
 }
@@ -155,6 +160,7 @@ void Peer::receive(Incoming&& in) {
       count();
       detail::dispatch(s, rq->method, rq->params, &rq->id, batch, i);
     } else if (auto* n = std::get_if<Notification>(&item)) {
+      if (s.stream_control(n->method, n->params)) continue;
       if (n->method == "$/cancelRequest") {
         // LSP: params {id}; cancelling something already answered is a no-op.
         if (n->params && s.opts.inspect) s.opts.inspect(*n->params);
@@ -201,7 +207,11 @@ void Peer::close(std::optional<Error> reason) {
   for (auto& sv : s.serving)
     if (sv.slot != 0 && sv.on_cancel) cancels.push_back(std::move(sv.on_cancel));
   for (auto& sv : s.serving)
-    if (sv.slot != 0) s.free_serving_entry(sv);
+    if (sv.slot != 0) {
+      if (sv.out) s.drop_chunks(*sv.out, sv.id);
+      s.free_serving_entry(sv);
+    }
+  s.openings.clear();
   s.serving_ids.clear();
   auto batches = std::move(s.batches);
   s.batches.clear();

@@ -57,6 +57,7 @@ void PeerState::free_serving_entry(Serving& s) {
   const auto i = static_cast<std::uint32_t>((s.slot & 0xffffffffu) - 1);
   s.slot = 0;
   s.on_cancel = nullptr;
+  s.out.reset();
   free_serving.push_back(i);
 }
 
@@ -68,6 +69,11 @@ void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
     if (r.ok()) late.outcome = std::move(r.value());
     else late.outcome = r.error();
     return drop(std::move(late));
+  }
+  if (e->out && e->out->head < e->out->queue.size()) {
+    // Chunks are still queued for credit: the answer follows them (pump).
+    e->out->answer = std::move(r);
+    return;
   }
   Serving s = std::move(*e);
   free_serving_entry(*e);
@@ -107,6 +113,11 @@ void PeerState::cancel_serving(const Id& id) {
     Serving* e = find_serving(slot);
     if (!e || e->cancelled) continue;
     e->cancelled = true;
+    if (e->out) {  // queued chunks are never sent now
+      const Id id = e->id;
+      drop_chunks(*e->out, id);
+      if (!(e = find_serving(slot))) continue;
+    }
     if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
     // LSP: "a request that got cancelled still needs to return from the
     // server and send a response back"; the handler's own answer, if it
@@ -137,6 +148,8 @@ void PeerState::cancel_serving(const Id& id) {
 void dispatch(PeerState& s, std::string& method, std::optional<json>& params, const Id* id,
               std::uint64_t batch, std::size_t index) {
   const bool answer = id != nullptr;
+  std::unique_ptr<StreamOut> out;
+  if (answer && !s.openings.empty()) out = take_opening(s, *id);
   auto fail = [&](Error e) {
     if (answer) s.answer(batch, index, Response{*id, std::move(e)});
     else s.diag(Diagnostic::Kind::NotificationFailed,
@@ -192,6 +205,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   sv.index = index;
   sv.discard = !answer;
   sv.cancelled = false;
+  sv.out = std::move(out);
   if (answer) {
     ++s.answering;
     if (!s.spare_serving_ids.empty()) {

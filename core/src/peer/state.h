@@ -21,12 +21,25 @@ struct Registered {
   std::string description;
 };
 
+// What the caller side keeps of a streamed call or one that asked for
+// progress (docs/streams.md).
+struct StreamIn {
+  ChunkHandler on_chunk;         // empty: not a stream (progress only)
+  ProgressHandler on_progress;
+  std::uint64_t credit = 0;      // chunks granted and not yet received
+  std::uint64_t next_seq = 0;
+  bool finished = false;         // the final chunk arrived
+  bool progress_resets = false;
+};
+
 // An outgoing call awaiting its response.
 struct Pending {
   CallCallback done;
   Millis timeout = 0;         // for the timeout message
+  Millis at = 0;              // its deadline (the live entry in deadlines)
   bool has_deadline = false;  // an entry in PeerState::deadlines stands for it
   std::string method;         // for the timeout message
+  std::unique_ptr<StreamIn> stream;
 };
 
 // Deadlines of outgoing calls: a binary min-heap on (at, id) in a vector, with
@@ -46,6 +59,28 @@ struct DeadlineLater {
   }
 };
 
+// What the serving side keeps of a request whose caller opened a stream or
+// asked for progress ($/weft/open, docs/streams.md).
+struct StreamOut {
+  bool stream = false;          // chunks may be written
+  bool progress = false;        // $/progress may be sent
+  std::uint64_t credit = 0;     // chunks the caller has room for
+  std::uint64_t seq = 0;        // of the next chunk
+  bool final_sent = false;
+  bool pumping = false;         // pump() is running (it may re-enter)
+  std::vector<Chunk> queue;     // written beyond credit, oldest first
+  std::size_t head = 0;         // queue[head] is the next to send
+  std::function<void()> on_writable;
+  std::optional<Result<json>> answer;  // given while chunks were queued
+};
+
+// A $/weft/open that arrived before its request (it is sent just before it).
+struct Opening {
+  std::uint64_t credit = 0;
+  bool stream = false;
+  bool progress = false;
+};
+
 // An incoming request being served by an async handler.
 struct Serving {
   std::uint64_t slot = 0;    // 0: this entry is free
@@ -55,6 +90,7 @@ struct Serving {
   bool discard = false;      // a notification: the answer is not sent (§4.1)
   bool cancelled = false;
   std::function<void()> on_cancel;
+  std::unique_ptr<StreamOut> out;  // null: a plain request
 };
 
 // An incoming batch whose answers are still being collected (§6: the
@@ -84,6 +120,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   ServingIds serving_ids;
   std::vector<ServingIds::node_type> spare_serving_ids;
   std::unordered_map<std::uint64_t, BatchAcc> batches;
+  std::unordered_map<Id, Opening, IdHash> openings;  // $/weft/open awaiting its request
   std::size_t answering = 0;  // in-flight requests that will be answered (not notifications)
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;
@@ -118,7 +155,23 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // Pops deadline entries of calls no longer pending off the top; rebuilds
   // the heap when they outnumber the live ones.
   void prune_deadlines();
+  // Restarts the timeout of pending call `p` (id `n`) from the host's clock.
+  void restart_deadline(std::int64_t n, Pending& p);
+
+  // Streams (streams.cpp).
+  // $/weft/open, $/weft/credit, $/weft/chunk, $/progress: true when `method`
+  // is one of them and the notification was consumed.
+  bool stream_control(const std::string& method, std::optional<json>& params);
+  // Sends what credit allows of slot's queue; sends a held answer once the
+  // queue is empty; calls on_writable when there is room.
+  void pump(std::uint64_t slot);
+  // Queued chunks that will never be sent (cancel, close), to discard.
+  void drop_chunks(StreamOut& out, const Id& id);
 };
+
+// The $/weft/open received for request `id`, if any, as the serving entry's
+// stream state (removed from PeerState::openings either way).
+std::unique_ptr<StreamOut> take_opening(PeerState& s, const Id& id);
 
 // Dispatches one valid request (id given) or notification (id null) to its
 // handler (serving.cpp). `batch`/`index` place the answer (§6).

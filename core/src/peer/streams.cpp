@@ -1,0 +1,299 @@
+// Streamed results and progress (docs/streams.md): the caller's $/weft/open
+// and $/weft/credit, the serving side's $/weft/chunk and $/progress, and the
+// credit that keeps both sides' memory bounded: the sender never has more
+// chunks in flight than the receiver granted, and queues at most
+// PeerLimits::max_stream_queue beyond that.
+#include "weft/peer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "peer/state.h"
+
+namespace weft {
+namespace detail {
+namespace {
+
+const std::string kOpen = "$/weft/open";
+const std::string kCredit = "$/weft/credit";
+const std::string kChunk = "$/weft/chunk";
+const std::string kProgress = "$/progress";
+
+// A non-negative integer member of an object, or nullopt.
+std::optional<std::uint64_t> count_of(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end()) return std::nullopt;
+  if (it->is_number_unsigned()) return it->get<std::uint64_t>();
+  if (it->is_number_integer() && it->get<std::int64_t>() >= 0)
+    return static_cast<std::uint64_t>(it->get<std::int64_t>());
+  return std::nullopt;
+}
+
+std::optional<Id> id_of(const json& o, const char* key) {
+  auto it = o.find(key);
+  if (it == o.end()) return std::nullopt;
+  return Id::from_json(*it);
+}
+
+bool flag_of(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_boolean() && it->get<bool>();
+}
+
+Notification chunk_message(const Id& id, Chunk&& c) {
+  json p = json::object();
+  p["id"] = id.to_json();
+  p["seq"] = c.seq;
+  p["value"] = std::move(c.value);
+  if (c.final) p["final"] = true;
+  if (c.total) p["total"] = *c.total;
+  return Notification{kChunk, std::move(p)};
+}
+
+}  // namespace
+
+std::unique_ptr<StreamOut> take_opening(PeerState& s, const Id& id) {
+  auto it = s.openings.find(id);
+  if (it == s.openings.end()) return nullptr;
+  auto out = std::make_unique<StreamOut>();
+  out->stream = it->second.stream;
+  out->progress = it->second.progress;
+  out->credit = it->second.credit;
+  s.openings.erase(it);
+  return out;
+}
+
+void PeerState::drop_chunks(StreamOut& out, const Id& id) {
+  for (std::size_t i = out.head; i < out.queue.size(); ++i) {
+    if (!opts.discard) break;
+    Outgoing o;
+    o.messages.emplace_back(chunk_message(id, std::move(out.queue[i])));
+    opts.discard(std::move(o));
+  }
+  out.queue.clear();
+  out.head = 0;
+  if (out.answer) {
+    Response r{id, {}};
+    if (out.answer->ok()) r.outcome = std::move(out.answer->value());
+    else r.outcome = out.answer->error();
+    out.answer.reset();
+    drop(std::move(r));
+  }
+}
+
+void PeerState::pump(std::uint64_t slot) {
+  Serving* e = find_serving(slot);
+  if (!e || !e->out || e->out->pumping) return;
+  e->out->pumping = true;
+  // Sending may re-enter (a loopback transport grants credit from inside
+  // emit): the entry is looked up again after every send.
+  while (e && e->out->credit > 0 && e->out->head < e->out->queue.size()) {
+    StreamOut& o = *e->out;
+    --o.credit;
+    Outgoing msg;
+    msg.messages.emplace_back(chunk_message(e->id, std::move(o.queue[o.head++])));
+    emit(std::move(msg));
+    e = find_serving(slot);
+  }
+  if (!e) return;
+  StreamOut& o = *e->out;
+  o.pumping = false;
+  if (o.head < o.queue.size()) return;
+  o.queue.clear();
+  o.head = 0;
+  if (o.answer) {
+    // The handler answered while chunks were queued: the answer follows them.
+    Result<json> r = std::move(*o.answer);
+    o.answer.reset();
+    return complete(slot, std::move(r));
+  }
+  if (o.credit > 0 && o.on_writable) {
+    auto f = std::move(o.on_writable);
+    o.on_writable = nullptr;
+    f();
+  }
+}
+
+bool PeerState::stream_control(const std::string& method, std::optional<json>& params) {
+  if (method.size() < 3 || method[0] != '$' || method[1] != '/') return false;
+  const bool open = method == kOpen, credit = method == kCredit, chunk = method == kChunk,
+             progress = method == kProgress;
+  if (!open && !credit && !chunk && !progress) return false;
+  if (params && opts.inspect) opts.inspect(*params);
+  if (!params || !params->is_object()) {
+    if (progress) return false;  // somebody else's $/progress: an ordinary notification
+    diag(Diagnostic::Kind::IgnoredMessage, method + " without an object of params; ignored");
+    return true;
+  }
+  const json& p = *params;
+
+  if (open || credit) {  // serving side: the caller opens a stream or grants credit
+    auto id = id_of(p, "id");
+    if (!id) {
+      diag(Diagnostic::Kind::IgnoredMessage, method + " without a valid id; ignored");
+      return true;
+    }
+    const std::uint64_t n = std::min<std::uint64_t>(count_of(p, "credit").value_or(0),
+                                                    opts.limits.max_stream_credit);
+    if (credit) {
+      auto range = serving_ids.equal_range(*id);
+      std::vector<std::uint64_t> slots;
+      for (auto i = range.first; i != range.second; ++i) slots.push_back(i->second);
+      for (auto slot : slots) {
+        Serving* e = find_serving(slot);
+        if (!e || !e->out || !e->out->stream) continue;
+        e->out->credit += n;
+        pump(slot);
+      }
+      return true;
+    }
+    // $/weft/open precedes its request; the request picks it up (dispatch).
+    if (openings.size() >= opts.limits.max_in_flight) {
+      diag(Diagnostic::Kind::IgnoredMessage, "too many $/weft/open awaiting their requests; ignored");
+      return true;
+    }
+    Opening& o = openings[*id];
+    o.stream = p.contains("credit");
+    o.credit = n;
+    o.progress = flag_of(p, "progress");
+    return true;
+  }
+
+  // Calling side: a chunk or a progress value for one of our calls.
+  auto id = id_of(p, chunk ? "id" : "token");
+  auto it = id && id->kind() == Id::Kind::Int ? pending.find(id->as_int()) : pending.end();
+  if (progress) {
+    if (it == pending.end() || !it->second.stream || !it->second.stream->on_progress) return false;
+    const std::int64_t n = it->first;
+    StreamIn& in = *it->second.stream;
+    if (in.progress_resets) restart_deadline(n, it->second);
+    auto f = in.on_progress;  // copy: it may settle the call
+    auto v = params->find("value");
+    f(v == params->end() ? json() : std::move(*v));
+    return true;
+  }
+  if (it == pending.end()) {
+    diag(Diagnostic::Kind::UnknownResponse, "$/weft/chunk for no pending stream; dropped");
+    return true;
+  }
+  const std::int64_t n = it->first;
+  StreamIn* in = it->second.stream.get();
+  std::string wrong;
+  const auto seq = count_of(p, "seq");
+  if (!in || !in->on_chunk) wrong = "a chunk for a call that is not a stream";
+  else if (in->finished) wrong = "a chunk after the final one";
+  else if (!seq || *seq != in->next_seq)
+    wrong = "chunk out of order (expected seq " + std::to_string(in->next_seq) + ")";
+  else if (in->credit == 0) wrong = "more chunks than granted";
+  if (!wrong.empty()) {
+    // The sender broke the stream's rules: the call fails, and the other side
+    // is told to stop (its answer will find no pending call).
+    Outgoing o;
+    o.messages.emplace_back(Notification{"$/cancelRequest", json{{"id", n}}});
+    emit(std::move(o));
+    settle(Id::integer(n), Error(code::kInvalidRequest, "Invalid Request: stream: " + wrong));
+    return true;
+  }
+  --in->credit;
+  ++in->next_seq;
+  Chunk c;
+  c.seq = *seq;
+  c.final = flag_of(p, "final");
+  c.total = count_of(p, "total");
+  in->finished = c.final;
+  if (auto v = params->find("value"); v != params->end()) c.value = std::move(*v);
+  restart_deadline(n, it->second);
+  auto f = in->on_chunk;  // copy: it may settle or cancel the call
+  f(std::move(c));
+  return true;
+}
+
+}  // namespace detail
+
+using detail::PeerState;
+
+// ---- Calling side -------------------------------------------------------------
+
+Result<Id> Peer::stream(std::string method, std::optional<json> params, StreamOptions so,
+                        CallCallback done, CallOptions opts, Millis now) {
+  if (!so.on_chunk) return Error(code::kInvalidParams, "Invalid params: a stream needs on_chunk");
+  return start_call(std::move(method), std::move(params), std::move(done), std::move(opts), now, &so);
+}
+
+bool Peer::grant(const Id& id, std::uint32_t n) {
+  auto self = s_;
+  PeerState& s = *self;
+  if (id.kind() != Id::Kind::Int) return false;
+  auto it = s.pending.find(id.as_int());
+  if (it == s.pending.end() || !it->second.stream || !it->second.stream->on_chunk) return false;
+  if (n == 0) return true;
+  it->second.stream->credit += n;
+  Outgoing o;
+  o.messages.emplace_back(Notification{detail::kCredit, json{{"credit", n}, {"id", id.as_int()}}});
+  s.emit(std::move(o));
+  return true;
+}
+
+// ---- Serving side: Reply ------------------------------------------------------
+
+bool Reply::streaming() const {
+  auto s = state_.lock();
+  const detail::Serving* e = s ? s->find_serving(slot_) : nullptr;
+  return e && e->out && e->out->stream;
+}
+
+bool Reply::wants_progress() const {
+  auto s = state_.lock();
+  const detail::Serving* e = s ? s->find_serving(slot_) : nullptr;
+  return e && e->out && e->out->progress;
+}
+
+Result<bool> Reply::write(json value, bool final, std::optional<std::uint64_t> total) {
+  auto s = state_.lock();
+  detail::Serving* e = s && slot_ ? s->find_serving(slot_) : nullptr;
+  auto refuse = [&](Error err) -> Result<bool> {
+    if (s && s->opts.discard) {  // the value is given up either way
+      Outgoing o;
+      o.messages.emplace_back(detail::chunk_message(e ? e->id : Id(), Chunk{0, std::move(value), false, std::nullopt}));
+      s->opts.discard(std::move(o));
+    }
+    return err;
+  };
+  if (!e || e->cancelled) return refuse(Error(code::kClosed, "stream: the request is answered or cancelled"));
+  if (!e->out || !e->out->stream)
+    return refuse(Error(code::kInvalidRequest, "stream: the caller did not open a stream for this request"));
+  detail::StreamOut& o = *e->out;
+  if (o.final_sent) return refuse(Error(code::kInvalidRequest, "stream: a chunk after the final one"));
+  if (o.queue.size() - o.head >= s->opts.limits.max_stream_queue)
+    return refuse(Error(code::kOverloaded, "stream: queue full (limit " +
+                                               std::to_string(s->opts.limits.max_stream_queue) +
+                                               " chunks): wait for on_writable"));
+  o.queue.push_back(Chunk{o.seq++, std::move(value), final, total});
+  o.final_sent = final;
+  const std::uint64_t slot = slot_;
+  s->pump(slot);
+  e = s->find_serving(slot);
+  return e && e->out->credit > 0 && e->out->head == e->out->queue.size();
+}
+
+void Reply::on_writable(std::function<void()> f) {
+  auto s = state_.lock();
+  detail::Serving* e = s && slot_ ? s->find_serving(slot_) : nullptr;
+  if (!e || !e->out || !f) return;
+  if (e->out->credit > 0 && e->out->head == e->out->queue.size()) return f();
+  e->out->on_writable = std::move(f);
+}
+
+void Reply::progress(json value) {
+  auto s = state_.lock();
+  detail::Serving* e = s && slot_ ? s->find_serving(slot_) : nullptr;
+  Outgoing o;
+  json p = json::object();
+  p["token"] = e ? e->id.to_json() : json();
+  p["value"] = std::move(value);
+  o.messages.emplace_back(Notification{detail::kProgress, std::move(p)});
+  if (e && e->out && e->out->progress && !e->cancelled) return s->emit(std::move(o));
+  if (s && s->opts.discard) s->opts.discard(std::move(o));  // not asked for: the value is dropped
+}
+
+}  // namespace weft
