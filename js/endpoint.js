@@ -11,32 +11,17 @@
 // in a record — sent (_send) or discarded — where it is released.
 import * as A from '../dist/weft_abi.js';
 import { batch, sendBatch } from './batch.js';
+import { ServeContext, cancelled } from './context.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { M, X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
+import { ChunkStream } from './stream.js';
 import { DeadlineTimer, systemClock } from './timer.js';
 import { describe, describeId, message, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
-const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancelled');
-
-/** What a handler gets besides params: the method name and an AbortSignal. */
-class ServeContext {
-  constructor(method) { this.method = method; this._ac = null; this._cancelled = false; }
-  get signal() {
-    if (!this._ac) {
-      this._ac = new AbortController();
-      if (this._cancelled) this._ac.abort(cancelled());
-    }
-    return this._ac.signal;
-  }
-  _cancel() {
-    this._cancelled = true;
-    if (this._ac) this._ac.abort(cancelled());
-  }
-}
 
 export class Endpoint {
   constructor(transport, role, options = {}) {
@@ -53,6 +38,8 @@ export class Endpoint {
     this.freeCalls = [];
     this.live = 0;
     this.serving = [];          // reply token → ServeContext of an async handler
+    this.writers = [];          // reply token → ServeContext waiting for stream credit
+    this.transfers = new WeakMap();  // chunk value → the buffer to transfer with it
     this.out = new Outbound();
     this.timer = new DeadlineTimer(this.clock, (t) => {
       if (!this.h) return;
@@ -147,11 +134,16 @@ export class Endpoint {
     } else {
       o = message(this.out, r, text);
     }
+    // A chunk whose buffer its writer gave up (context.js) is transferred.
+    const pv = !batch && o.params !== null && typeof o.params === 'object' ? o.params.value : undefined;
+    const buf = pv !== null && typeof pv === 'object' ? this.transfers.get(pv) : undefined;
+    if (buf) this.transfers.delete(pv);
     try {
       // A request while no other call is pending (calls made one after
       // another): nothing else will follow it this turn, so a packing
       // transport need not hold it for the flush (js/pack.js).
-      this.transport.send(o, this.live <= 1 && !batch && o.id !== undefined && o.method !== undefined);
+      this.transport.send(o, this.live <= 1 && !batch && o.id !== undefined && o.method !== undefined,
+        buf ? [buf] : undefined);
       return -1;
     } catch (e) {
       // The core decides what follows (Peer::undelivered) and reports it.
@@ -187,10 +179,31 @@ export class Endpoint {
     return timeout > 0 && timeout !== Infinity ? timeout : A.TIMEOUT_NONE;
   }
 
-  request(method, params, options) {
+  request(method, params, options) { return this._request(method, params, options, null); }
+
+  /**
+   * A streamed call: an async iterator over the chunks the handler writes
+   * (docs/streams.md); `.result` is the handler's final answer.
+   * options: as request(), plus highWaterMark (chunks held at most, 16).
+   */
+  stream(method, params, options) {
+    const hwm = options?.highWaterMark ?? 16;
+    if (!Number.isInteger(hwm) || hwm < 1 || hwm > 1024)
+      throw new RangeError('stream(): highWaterMark must be an integer from 1 to 1024');
+    const s = new ChunkStream(this, hwm);
+    s.result = this._request(method, params, options, s);
+    s.result.then(() => s._end(), (e) => s._fail(e));
+    return s;
+  }
+
+  _request(method, params, options, stream) {
     const signal = options?.signal;
     return new Promise((resolve, reject) => {
-      const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null };
+      const onProgress = typeof options?.onProgress === 'function' ? options.onProgress : null;
+      const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
+        stream, onProgress, progress: !onProgress ? A.PROGRESS_NONE
+          : options.progressResetsTimeout ? A.PROGRESS_RESETS : A.PROGRESS_ASK };
+      if (stream) stream.rec = rec;
       if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
       if (signal?.aborted) return reject(cancelled());
       const t = this._timeoutArg(options?.timeout);
@@ -224,7 +237,8 @@ export class Endpoint {
     const token = this._token(rec);
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
     const mlen = put(typeof method === 'string' ? method : String(method));
-    const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t);
+    const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
+      rec.stream ? rec.stream.hwm : -1);
     if (id === 0) {
       this._untoken(token);
       rec.reject(lastError());
@@ -247,6 +261,14 @@ export class Endpoint {
     if (rec.onAbort) rec.signal.removeEventListener('abort', rec.onAbort);
     if (rec.group && --rec.group.left === 0) rec.group.signal.removeEventListener('abort', rec.group.onAbort);
     return rec;
+  }
+
+  // Chunks and progress of outgoing call `token` (streams.cpp's hooks).
+  _chunk(token, v) { this.calls[token]?.stream?._chunk(v); }
+  _progress(token, v) {
+    const f = this.calls[token]?.onProgress;
+    if (!f) return;
+    try { f(v); } catch (e) { this._diag('ProgressFailed', String(e?.message ?? e)); }
   }
 
   _settle(token, v) {
@@ -300,20 +322,22 @@ export class Endpoint {
       }
       return A.DISPATCH_DONE;
     }
-    const ctx = new ServeContext(entry.name);
+    const ctx = new ServeContext(this, entry.name, token);
     let r;
     try {
       r = entry.handler(params, ctx);
     } catch (e) {
+      ctx._done();
       this._replyError(token, e);
       return A.DISPATCH_DONE;
     }
     if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
       this.serving[token] = ctx;
-      r.then((v) => { if (this.serving[token] === ctx) this._reply(token, v); },
-        (e) => { if (this.serving[token] === ctx) this._replyError(token, e); });
+      r.then((v) => { if (this.serving[token] === ctx) { ctx._done(); this._reply(token, v); } },
+        (e) => { if (this.serving[token] === ctx) { ctx._done(); this._replyError(token, e); } });
       return A.DISPATCH_LATER;
     }
+    ctx._done();
     return this.out.hold(r === undefined ? null : r);
   }
 
@@ -340,6 +364,15 @@ export class Endpoint {
   // later still goes to the core, which discards it and frees the token.
   _cancelled(token) {
     this.serving[token]?._cancel();
+    this.writers[token]?._cancel();
+    this.writers[token] = undefined;
+  }
+
+  // The caller of request `token` has room for more chunks again.
+  _writable(token) {
+    const ctx = this.writers[token];
+    this.writers[token] = undefined;
+    ctx?._writable();
   }
 
   _diag(kind, message) {
@@ -382,6 +415,7 @@ export class Endpoint {
         hosts[h] = undefined;
         this.out.clear();
         this.serving.length = 0;
+        this.writers.length = 0;
       });
       this.h = 0;
     }

@@ -92,12 +92,57 @@ export interface CallOptions {
   timeout?: number;
   /** Aborting rejects the call at once (-32800) and sends `$/cancelRequest`. */
   signal?: AbortSignal;
+  /** Asks the handler for progress (`$/progress`, docs/streams.md) and receives each value. */
+  onProgress?: (value: unknown) => void;
+  /** Each progress value restarts the call's timeout (a long call that reports progress stays alive). */
+  progressResetsTimeout?: boolean;
+}
+
+export interface StreamOptions extends CallOptions {
+  /** Chunks held at most before the consumer takes them (1–1024, default 16): the sender's credit. */
+  highWaterMark?: number;
+}
+
+/**
+ * The chunks of a streamed result, in order (`for await`); `break` cancels
+ * the call. Each chunk restarts the call's timeout. Rejects as `result` does.
+ */
+export interface ChunkStream<T = unknown> extends AsyncIterableIterator<T> {
+  /** The handler's final answer. */
+  readonly result: Promise<unknown>;
+}
+
+export interface WriteOptions {
+  /** This is the last chunk. */
+  final?: boolean;
+  /** How many chunks there are in all, when known. */
+  total?: number;
+  /** Default true: an ArrayBuffer, or a view of a whole one, is transferred (the writer gives it up). */
+  transfer?: boolean;
+}
+
+/** Where a handler writes the chunks of a streamed result. */
+export interface StreamSink {
+  /** The caller opened a stream (`stream()`): chunks may be written. */
+  readonly streaming: boolean;
+  /**
+   * Sends the next chunk; resolves when the caller has room for more (await it:
+   * beyond the caller's credit at most 64 chunks are queued, then writes reject -32003).
+   * Rejects -32600 when the caller opened no stream, -32002 once answered or cancelled.
+   */
+  write(value: unknown, options?: WriteOptions): Promise<void>;
 }
 
 export interface HandlerContext {
   /** Aborted when the caller cancels ($/cancelRequest) or the endpoint closes. */
   readonly signal: AbortSignal;
   readonly method: string;
+  /** Chunks of a streamed result (docs/streams.md). */
+  readonly sink: StreamSink;
+  /** The caller asked for progress. */
+  readonly wantsProgress: boolean;
+  /** Sends a `$/progress` value if the caller asked for progress; else nothing. */
+  progress(value: unknown): void;
 }
 
 /**
@@ -225,6 +270,8 @@ declare class Endpoint<Remote = any, Local = any> {
   request<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
   notify(method: UntypedName<Remote>, params?: Params): void;
   notify<K extends TypedName<Remote>>(method: K, ...args: ParamsArg<Member<Remote, K>>): void;
+  /** A streamed call: the chunks the handler writes, as they arrive, with flow control. */
+  stream<T = unknown>(method: UntypedName<Remote> | TypedName<Remote>, params?: Params, options?: StreamOptions): ChunkStream<T>;
   /** Sends one JSON-RPC batch; one promise per entry, in order. */
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
   method<P = any, R = unknown>(name: UntypedName<Local>, handler: Handler<P, R>, spec?: ParamSpec): this;

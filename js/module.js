@@ -4,7 +4,10 @@ import * as A from '../dist/weft_abi.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { M, X, attach, put, str } from './heap.js';
 import { loadModule } from './loader.js';
+import { pushInbound } from './payloads.js';
 import { message, value } from './wire.js';
+
+let kept = A.PAY_NONE;  // the handle materialize() set aside for js_kept
 
 /** core handle → endpoint */
 export const hosts = [];
@@ -38,13 +41,37 @@ const hooks = {
   diag(h, kind, p, n) {
     hosts[h]?._diag(A.DIAGNOSTICS[kind] ?? String(kind), str(p, n));
   },
-  // PeerOptions::inspect: the core needs to look inside params.
-  materialize(h, sl) {
+  // PeerOptions::inspect: the core needs to look inside params. Member
+  // `keep` (kp, kn: a name, or kn 0) stays a JS value: left out of the
+  // text, handed over as an inbound handle through kept().
+  materialize(h, sl, kp, kn) {
     const ep = hosts[h];
+    let v = ep ? value(ep.out, sl) : undefined;
+    kept = A.PAY_NONE;
+    if (kn > 0 && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const name = str(kp, kn);
+      if (Object.hasOwn(v, name)) {
+        kept = pushInbound(v[name]);
+        v = { ...v };
+        delete v[name];
+      }
+    }
     let t;
-    try { t = JSON.stringify(ep ? value(ep.out, sl) : undefined); } catch { return -1; }
+    try { t = JSON.stringify(v); } catch { return -1; }
     return t === undefined ? -1 : put(t);
   },
+  kept() { return kept; },
+  now(h) { return hosts[h]?.clock.now() ?? 0; },
+  // Streams and progress (docs/streams.md).
+  chunk(h, token, seq, final, total, sl, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._chunk(token, value(ep.out, sl, p, n), seq, final !== 0, total < 0 ? undefined : total);
+  },
+  progress(h, token, sl, p, n) {
+    const ep = hosts[h];
+    if (ep) ep._progress(token, value(ep.out, sl, p, n));
+  },
+  writable(h, token) { hosts[h]?._writable(token); },
 };
 
 /** Resolves once the core is loaded; rejects with an RPCError if it cannot be. */

@@ -99,7 +99,7 @@ export function packMode(options, who) {
  *               place (windowTransport: its file says why); otherwise send()
  *               posts bulky messages, and everything when not packing, at once.
  * Returns:
- *   send(msg, alone)       posts at once (not packing and not shallowPosts,
+ *   send(msg, alone, transfer)  posts at once (not packing and not shallowPosts,
  *                          or after close()) or queues for the flush; throws
  *                          only when posting at once unpacked. `alone`: the caller expects no other
  *                          message this turn (see the endpoint), so a packing
@@ -182,10 +182,17 @@ export function createPacker(post, mode, shallowPosts = false) {
   };
 
   return {
-    send(msg, alone = false) {
+    send(msg, alone = false, transfer = undefined) {
       if (announce) {
         announce = false;
         try { post(ANNOUNCE); } catch { /* the message itself will report the failure */ }
+      }
+      if (transfer) {
+        // Buffers to transfer go with their own message, after what is
+        // queued (order is kept); it throws like the unpacked path.
+        if (queue.length) flushNow();
+        post(msg, transfer);
+        return;
       }
       if (closed || (!packing && !shallowPosts)) { post(msg); return; }
       // The sender knows nothing else is on its way (a call made while no

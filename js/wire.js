@@ -115,6 +115,12 @@ export function message(out, r, text) {
   if (kind === A.MSG_REQUEST || kind === A.MSG_NOTIFICATION) {
     const m = { jsonrpc: '2.0', method: str(F[r + A.R_STR_P], F[r + A.R_STR_N]) };
     if (pay !== A.PAY_NONE) m.params = v;
+    // Params the core built around a payload ($/weft/chunk, $/progress).
+    const pv = F[r + A.R_VALUE];
+    if (pv !== A.PAY_NONE) {
+      const x = pv >= A.PAY_INBOUND_BASE ? inboundValue(pv) : out.release(pv);
+      if (m.params !== null && typeof m.params === 'object') m.params.value = x;
+    }
     if (kind === A.MSG_REQUEST) m.id = recId(F, r);
     return m;
   }

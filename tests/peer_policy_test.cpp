@@ -321,7 +321,7 @@ TEST_CASE("discard receives exactly once every answer the peer will not send", "
 TEST_CASE("inspect sees params before a ParamSpec and in $/cancelRequest, not without a spec", "[policy]") {
   std::vector<json> inspected;
   PolicyLoop l([&](PeerOptions& o) {
-    o.inspect = [&](json& p) {
+    o.inspect = [&](json& p, const char*) {
       inspected.push_back(p);
       if (p == json{{"ph", 1}}) p = json{{"a", 1}, {"b", 2}};
       if (p == json{{"ph", 2}}) p = json{{"id", "h"}};

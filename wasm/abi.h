@@ -78,7 +78,10 @@
 // method (requests, notifications) or the error message. CODE: the error
 // code. PAY: PAY_NONE, a payload handle, or PAY_TEXT with the value as JSON
 // text at TEXT_P (offset from the text pointer js_send passes), TEXT_N bytes:
-// values the core made itself (e.g. $/cancelRequest's params).
+// values the core made itself (e.g. $/cancelRequest's params). VALUE: for
+// params the core made around a payload ($/weft/chunk, $/progress), that
+// payload's handle, to be set as params.value (the text leaves it out);
+// else PAY_NONE.
 #define WEFT_ABI_REC(X) \
   X(R_KIND, 0)            \
   X(R_ID_KIND, 1)         \
@@ -90,7 +93,8 @@
   X(R_PAY, 7)             \
   X(R_TEXT_P, 8)          \
   X(R_TEXT_N, 9)          \
-  X(R_SIZE, 10)
+  X(R_VALUE, 10)          \
+  X(R_SIZE, 11)
 
 // -- One entry of an outgoing batch (weft_batch): B_SIZE doubles ------------
 // METHOD_AT/LEN: the method in the input buffer; PARAMS_KIND/A: as a call's
@@ -135,6 +139,20 @@
 #define WEFT_ABI_TIMEOUT(X) \
   X(TIMEOUT_DEFAULT, -1)            \
   X(TIMEOUT_NONE, -2)
+
+// Streams and progress (docs/streams.md): what weft_reply_write returns, the
+// progress argument of weft_call, the bits of weft_reply_state, and "no
+// total" for a chunk.
+#define WEFT_ABI_STREAM(X) \
+  X(WRITE_REFUSED, -1)  /* not written: the error at weft_error() */ \
+  X(WRITE_WAIT, 0)      /* wait for js_writable before writing again */ \
+  X(WRITE_MORE, 1)      /* the caller has room for more now */ \
+  X(PROGRESS_NONE, 0)                \
+  X(PROGRESS_ASK, 1)                 \
+  X(PROGRESS_RESETS, 2) /* asked for, and each value restarts the timeout */ \
+  X(REPLY_STREAMING, 1)              \
+  X(REPLY_PROGRESS, 2)               \
+  X(TOTAL_NONE, -1)
 
 // weft::Role (peer.h), by value.
 #define WEFT_ABI_ROLES(X) \
@@ -192,6 +210,11 @@ enum Dispatch : int { WEFT_ABI_DISPATCH(WEFT_ABI_ENUM) };
 enum Timeout : int { WEFT_ABI_TIMEOUT(WEFT_ABI_ENUM) };
 enum RoleValue : int { WEFT_ABI_ROLES(WEFT_ABI_ENUM) };
 #undef WEFT_ABI_ENUM
+#define WEFT_ABI_CONST(name, value) inline constexpr int name = value;
+WEFT_ABI_STREAM(WEFT_ABI_CONST)
+#undef WEFT_ABI_CONST
+#define WEFT_ABI_ENUM(name, value) name = value,
+#undef WEFT_ABI_ENUM
 
 #define WEFT_ABI_CONST(name, value) inline constexpr double k##name = value;
 WEFT_ABI_PAY(WEFT_ABI_CONST)
@@ -199,7 +222,7 @@ WEFT_ABI_PAY(WEFT_ABI_CONST)
 
 // Every member of a record is one double: the sizes are the last entries.
 static_assert(D_SIZE == D_DATA_A + 1, "descriptor members are dense");
-static_assert(R_SIZE == R_TEXT_N + 1, "record members are dense");
+static_assert(R_SIZE == R_VALUE + 1, "record members are dense");
 static_assert(kPAY_INBOUND_BASE == 4503599627370496.0, "2^52: above every outbound handle");
 static_assert(kPAY_INDEX_BITS < 52, "handles stay exact doubles");
 

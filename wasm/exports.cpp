@@ -4,10 +4,12 @@
 #include <emscripten.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "abi.h"
+#include "calls.h"
 #include "host.h"
 #include "payloads.h"
 #include "records.h"
@@ -16,10 +18,12 @@ using namespace weft;
 using namespace weft::wasm;
 
 namespace {
-
 std::string g_err;          // the last failed call's error, as JSON
 std::vector<double> g_ids;  // ids of the last batch
 double g_status[4];         // [0] next deadline or -1, [1] error length
+}  // namespace
+
+namespace weft::wasm {
 
 Millis to_ms(double now) { return static_cast<Millis>(std::floor(now)); }
 
@@ -69,6 +73,10 @@ void set_error(const Error& e) {
   g_err = e.to_json().dump(-1, ' ', false, json::error_handler_t::replace);
   g_status[1] = static_cast<double>(g_err.size());
 }
+
+}  // namespace weft::wasm
+
+namespace {
 
 std::optional<ParamSpec> parse_spec(const json& j) {
   if (!j.is_object()) return std::nullopt;
@@ -250,15 +258,31 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
 }
 
 // An outgoing request: method = input buffer [0, mlen), params (kind, a) per
-// params_of. Returns the id (> 0), or 0 with the error at weft_error().
+// params_of; progress: PROGRESS_* (docs/streams.md); credit >= 0: a streamed
+// call with that initial credit (chunks to js_chunk). Returns the id (> 0),
+// or 0 with the error at weft_error().
 EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double pkind, double pa,
-                                      double timeout, double now) {
+                                      double timeout, double now, int progress, double credit) {
   Host* x = host(h);
   if (!x) return 0;
   std::optional<json> params = params_of(pkind, pa);
   std::string method(input().data(), mlen);
-  Result<Id> r = x->peer->call(std::move(method), std::move(params), settle_to(h, token),
-                               call_options(timeout), to_ms(now));
+  CallOptions opts = call_options(timeout);
+  if (progress != abi::PROGRESS_NONE) {
+    opts.on_progress = progress_to(h, token);
+    opts.progress_resets_timeout = progress == abi::PROGRESS_RESETS;
+  }
+  Result<Id> r = Error();
+  if (credit >= 0) {
+    StreamOptions so;
+    so.credit = static_cast<std::uint32_t>(std::min(credit, 4294967295.0));
+    so.on_chunk = chunks_to(h, token);
+    r = x->peer->stream(std::move(method), std::move(params), std::move(so), settle_to(h, token),
+                        std::move(opts), to_ms(now));
+  } else {
+    r = x->peer->call(std::move(method), std::move(params), settle_to(h, token), std::move(opts),
+                      to_ms(now));
+  }
   if (!r.ok()) {
     params = params_of(pkind, pa);  // the refused call dropped its copy
     give_back(h, params);

@@ -4,6 +4,8 @@
 
 #include <emscripten.h>
 
+#include <cstring>
+
 #include "abi.h"
 #include "payloads.h"
 #include "records.h"
@@ -21,7 +23,10 @@ EM_JS(double, js_dispatch, (int h, int fn, int token, double slot, const char* p
       { return Module.weft.dispatch(h, fn, token, slot, p, n); });
 EM_JS(void, js_cancelled, (int h, int token), { Module.weft.cancelled(h, token); });
 EM_JS(void, js_diag, (int h, int kind, const char* p, size_t n), { Module.weft.diag(h, kind, p, n); });
-EM_JS(int, js_materialize, (int h, double handle), { return Module.weft.materialize(h, handle); });
+EM_JS(int, js_materialize, (int h, double handle, const char* kp, size_t kn),
+      { return Module.weft.materialize(h, handle, kp, kn); });
+EM_JS(double, js_kept, (), { return Module.weft.kept(); });
+EM_JS(double, js_now, (int h), { return Module.weft.now(h); });
 // clang-format on
 
 namespace weft::wasm {
@@ -40,11 +45,13 @@ void dump_to(const json& v, std::string& out) {
 }  // namespace
 
 // PeerOptions::inspect: the core needs to look inside params that are still
-// a JS value; JS hands over their JSON text.
-void materialize(int h, json& v) {
+// a JS value; JS hands over their JSON text. A member named `keep` stays a
+// JS value: JS leaves it out of the text and hands over an inbound handle
+// for it (js_kept), which becomes a marker in its place.
+void materialize(int h, json& v, const char* keep) {
   const double handle = marker_of(v);
   if (handle < 0) return;
-  const int n = js_materialize(h, handle);
+  const int n = js_materialize(h, handle, keep, keep ? std::strlen(keep) : 0);
   if (n < 0) {  // not representable as JSON (a cycle, a BigInt): same type, empty
     v = v.is_array() ? json::array() : json::object();
     return;
@@ -52,6 +59,10 @@ void materialize(int h, json& v) {
   auto& in = input();
   json parsed = json::parse(in.data(), in.data() + n, nullptr, false);
   if (parsed.is_discarded()) parsed = v.is_array() ? json::array() : json::object();
+  if (keep && parsed.is_object()) {
+    const double kept = js_kept();
+    if (kept >= 0) parsed[keep] = value_marker(kept);
+  }
   v = std::move(parsed);
 }
 
@@ -138,7 +149,8 @@ int create_host(PeerOptions o) {
     js_discard_records(h, m);
     recycle(m);
   };
-  o.inspect = [h](json& params) { materialize(h, params); };
+  o.inspect = [h](json& params, const char* keep) { materialize(h, params, keep); };
+  o.clock = [h] { return static_cast<Millis>(js_now(h)); };  // the endpoint's clock option
   o.diagnostic = [h](const Diagnostic& d) {
     js_diag(h, static_cast<int>(d.kind), d.message.data(), d.message.size());
   };

@@ -53,7 +53,8 @@ void js_discard_records(int h, const Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
 void js_cancelled_call(int h, int token);
 // Replaces `v`, if it is a payload marker, with the value JS holds for it
-// (an empty container of the same type if that value is not JSON).
-void materialize(int h, json& v);
+// (an empty container of the same type if that value is not JSON). Member
+// `keep` (if not null) of an object stays a JS value, as a marker.
+void materialize(int h, json& v, const char* keep = nullptr);
 
 }  // namespace weft::wasm

@@ -47,6 +47,25 @@ void record_payload(double* r, const json* v, std::string& text) {
   r[R_TEXT_N] = static_cast<double>(text.size() - at);
 }
 
+// Notification params the core built around a payload ($/weft/chunk,
+// $/progress): the text holds the other members, R_VALUE the payload's handle.
+void record_params(double* r, const std::optional<json>& params, std::string& text) {
+  r[R_VALUE] = kPAY_NONE;
+  if (params && params->is_object()) {
+    auto v = params->find("value");
+    const double n = v != params->end() ? marker_of(*v) : -1;
+    if (n >= 0) {
+      json rest = json::object();
+      for (auto it = params->begin(); it != params->end(); ++it)
+        if (it.key() != "value") rest[it.key()] = *it;
+      record_payload(r, &rest, text);
+      r[R_VALUE] = n;
+      return;
+    }
+  }
+  record_payload(r, params ? &*params : nullptr, text);
+}
+
 void record_string(double* r, const std::string& s) {
   r[R_STR_P] = ptr(s.data());
   r[R_STR_N] = static_cast<double>(s.size());
@@ -84,6 +103,7 @@ void write_records(const Outgoing& o, std::vector<double>& recs, std::string& te
   text.clear();
   double* r = recs.data();
   for (const Message& m : o.messages) {
+    r[R_VALUE] = kPAY_NONE;
     if (const auto* q = std::get_if<Request>(&m)) {
       r[R_KIND] = MSG_REQUEST;
       record_id(r, q->id);
@@ -92,7 +112,7 @@ void write_records(const Outgoing& o, std::vector<double>& recs, std::string& te
     } else if (const auto* t = std::get_if<Notification>(&m)) {
       r[R_KIND] = MSG_NOTIFICATION;
       record_string(r, t->method);
-      record_payload(r, t->params ? &*t->params : nullptr, text);
+      record_params(r, t->params, text);
     } else {
       const auto& resp = std::get<Response>(m);
       record_id(r, resp.id);

@@ -7,7 +7,7 @@ export function portTransport(port, options) {
   const mode = packMode(options, 'portTransport()');
   const events = eventListening(port);
   return makeTransport({
-    post: (msg) => port.postMessage(msg),
+    post: (msg, transfer) => port.postMessage(msg, transfer),
     listen(receive) {
       events.listen(receive);
       // On the web, addEventListener (unlike onmessage) does not start a port.

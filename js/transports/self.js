@@ -12,7 +12,7 @@ export function selfTransport(options) {
     if (wt && !wt.isMainThread && wt.parentPort) {
       const port = wt.parentPort;
       return makeTransport({
-        post: (msg) => port.postMessage(msg),
+        post: (msg, transfer) => port.postMessage(msg, transfer),
         ...emitterListening(port),
         watchClose: null,
         mode,
@@ -23,7 +23,7 @@ export function selfTransport(options) {
   if (typeof scope.postMessage !== 'function' || typeof scope.addEventListener !== 'function')
     throw new TypeError('selfTransport(): not inside a worker');
   return makeTransport({
-    post: (msg) => scope.postMessage(msg),
+    post: (msg, transfer) => scope.postMessage(msg, transfer),
     ...eventListening(scope),
     watchClose: null,
     mode,

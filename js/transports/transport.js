@@ -4,7 +4,8 @@
 import { createPacker } from '../pack.js';
 
 /**
- * post(msg)          posts one message; may throw (e.g. DataCloneError).
+ * post(msg, transfer) posts one message (transfer: buffers to transfer, or
+ *                    undefined); may throw (e.g. DataCloneError).
  * listen(receive)    starts calling receive(data) with what arrives.
  * unlisten(receive)  stops that, and releases what it must (a port is closed).
  * watchClose(fire)   null, or starts calling fire() once the other side is

@@ -45,7 +45,7 @@ export function windowTransport(target, source = globalThis, origin, options) {
     return true;
   };
   return makeTransport({
-    post: (msg) => target.postMessage(msg, postTo),
+    post: (msg, transfer) => target.postMessage(msg, postTo, transfer),
     ...eventListening(source, accept),
     watchClose: null,
     mode,

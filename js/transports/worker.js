@@ -5,7 +5,7 @@ import { isNodeEmitter, eventListening, emitterListening } from './listen.js';
 /** A Worker: browser Worker or Node worker_threads Worker. Terminating it rejects pending calls. */
 export function workerTransport(worker, options) {
   const mode = packMode(options, 'workerTransport()');
-  const post = (msg) => worker.postMessage(msg);
+  const post = (msg, transfer) => worker.postMessage(msg, transfer);
   if (isNodeEmitter(worker)) {
     return makeTransport({
       post,

@@ -120,12 +120,15 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // weft_abi.js 2,792: 959).
 // Growing past one is a decision: raise it here, with the reason, in the
 // same commit.
+// Raised for streams and progress (docs/streams.md): the credit/queue logic
+// in the core and its exports took weft.wasm to 107,100 gzipped, the sink
+// and the chunk iterator the glue to 22,172 (20 files).
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 20000,
-  'JS glue, js/**/*.js gzipped file by file': 25000,
-  'dist/weft.wasm': 99000,
-  'dist/weft_module.js': 6500,
-  'dist/weft_abi.js': 1050,
+  'JS glue, js/**/*.js gzipped as one': 23000,
+  'JS glue, js/**/*.js gzipped file by file': 29000,
+  'dist/weft.wasm': 110000,
+  'dist/weft_module.js': 6700,
+  'dist/weft_abi.js': 1100,
 };
 
 test('size budget (gzip -9): the JS glue, weft.wasm, weft_module.js', () => {

@@ -225,10 +225,13 @@ struct PeerOptions {
   // them here; every answer handed to a Reply ends in `send` or `discard`.
   std::function<void(Outgoing&&)> discard;
   // Called before the core looks inside params (a declared ParamSpec, the
-  // params of $/cancelRequest). A host whose params are placeholders (the
-  // WebAssembly binding keeps them as JavaScript values) replaces the
-  // placeholder with the value here; the default leaves params as they are.
-  std::function<void(json& params)> inspect;
+  // params of $/cancelRequest and of the stream notifications). A host whose
+  // params are placeholders (the WebAssembly binding keeps them as
+  // JavaScript values) replaces the placeholder with the value here; the
+  // default leaves params as they are. `keep`, when not null, names a member
+  // the core only carries (the "value" of $/weft/chunk and $/progress): the
+  // host may leave it as a placeholder of its own instead of converting it.
+  std::function<void(json& params, const char* keep)> inspect;
   // The current time, for the rare step that needs it outside a call that
   // carries `now`: a chunk or a progress value restarting a call's timeout.
   // Hosts supply it (Connection does); without it, timeouts are not restarted.
@@ -279,7 +282,8 @@ class Peer {
   // A streamed call (docs/streams.md): sends {"method":"$/weft/open",
   // "params":{"id":ID,"credit":N}} and then the request. Chunks arrive at
   // so.on_chunk, at most so.credit before grant() gives more; `done` gets the
-  // final answer. Each chunk restarts the call's timeout. Errors as call();
+  // final answer. Each chunk, and each grant(), restarts the call's
+  // timeout (needs PeerOptions::clock). Errors as call();
   // kInvalidParams without on_chunk.
   Result<Id> stream(std::string method, std::optional<json> params, StreamOptions so,
                     CallCallback done, CallOptions opts, Millis now);

@@ -163,7 +163,7 @@ void Peer::receive(Incoming&& in) {
       if (s.stream_control(n->method, n->params)) continue;
       if (n->method == "$/cancelRequest") {
         // LSP: params {id}; cancelling something already answered is a no-op.
-        if (n->params && s.opts.inspect) s.opts.inspect(*n->params);
+        if (n->params && s.opts.inspect) s.opts.inspect(*n->params, nullptr);
         if (n->params && n->params->is_object())
           if (auto idv = n->params->find("id"); idv != n->params->end())
             if (auto id = Id::from_json(*idv)) s.cancel_serving(*id);

@@ -172,7 +172,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 
   json p;
   if (r.spec) {
-    if (params && s.opts.inspect) s.opts.inspect(*params);
+    if (params && s.opts.inspect) s.opts.inspect(*params, nullptr);
     auto checked = detail::check_params(*r.spec, params);
     if (!checked) return fail(checked.error());
     p = std::move(checked.value());

@@ -119,7 +119,7 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
   const bool open = method == kOpen, credit = method == kCredit, chunk = method == kChunk,
              progress = method == kProgress;
   if (!open && !credit && !chunk && !progress) return false;
-  if (params && opts.inspect) opts.inspect(*params);
+  if (params && opts.inspect) opts.inspect(*params, chunk || progress ? "value" : nullptr);
   if (!params || !params->is_object()) {
     if (progress) return false;  // somebody else's $/progress: an ordinary notification
     diag(Diagnostic::Kind::IgnoredMessage, method + " without an object of params; ignored");
@@ -228,6 +228,8 @@ bool Peer::grant(const Id& id, std::uint32_t n) {
   if (it == s.pending.end() || !it->second.stream || !it->second.stream->on_chunk) return false;
   if (n == 0) return true;
   it->second.stream->credit += n;
+  // A consumer taking chunks is activity too: a slow one is not timed out.
+  s.restart_deadline(it->first, it->second);
   Outgoing o;
   o.messages.emplace_back(Notification{detail::kCredit, json{{"credit", n}, {"id", id.as_int()}}});
   s.emit(std::move(o));

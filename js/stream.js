@@ -1,0 +1,63 @@
+// The caller's side of a streamed result (docs/streams.md): an async
+// iterator over the chunks, holding at most `highWaterMark` of them. Credit
+// is granted as the consumer takes chunks, so the sender never has more in
+// flight than the consumer has room for, whatever its speed.
+import { X } from './heap.js';
+
+export class ChunkStream {
+  constructor(ep, highWaterMark) {
+    this.ep = ep;
+    this.hwm = highWaterMark;
+    this.credit = highWaterMark;  // granted and not yet received
+    this.buf = [];
+    this.rec = null;              // the call record (endpoint.js)
+    this.ended = false;
+    this.error = null;
+    this.wake = null;
+    /** The handler's final answer (rejects as the iteration does). */
+    this.result = null;
+  }
+  _chunk(v) {
+    this.credit--;
+    this.buf.push(v);
+    this._wake();
+  }
+  _end() { this.ended = true; this._wake(); }
+  _fail(e) { this.error = e; this.ended = true; this._wake(); }
+  _wake() {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+  // Grants what the consumer has room for once half the window is free.
+  _refill() {
+    const room = this.hwm - this.credit - this.buf.length;
+    if (this.ended || room * 2 < this.hwm || !this.ep.h || !this.rec?.id) return;
+    if (X._weft_grant(this.ep.h, this.rec.id, room)) this.credit += room;
+  }
+  async next() {
+    for (;;) {
+      if (this.buf.length) {
+        const value = this.buf.shift();
+        this._refill();
+        return { value, done: false };
+      }
+      if (this.error) {
+        const e = this.error;
+        this.error = null;
+        throw e;
+      }
+      if (this.ended) return { value: undefined, done: true };
+      await new Promise((resolve) => { this.wake = resolve; });
+    }
+  }
+  /** Stops early (a `break` out of for await): cancels the call. */
+  async return() {
+    if (!this.ended && this.ep.h && this.rec?.id) X._weft_cancel(this.ep.h, this.rec.id);
+    this.ended = true;
+    this.buf.length = 0;
+    this.error = null;
+    return { value: undefined, done: true };
+  }
+  [Symbol.asyncIterator]() { return this; }
+}

@@ -1,0 +1,239 @@
+// Streamed results and progress in weft-rpc (docs/streams.md), over an
+// in-process MessageChannel: chunks in order with the final answer, credit
+// bounding what is in flight, break/abort cancelling, refusal when no stream
+// was opened, progress only when asked, transferred buffers, and 1 GiB
+// through a slow consumer with memory and the wasm heap bounded.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { JSONRPCClient, JSONRPCServer, ErrorCode, RPCError, portTransport, heapUsed } from '../../js/index.js';
+
+const T = { timeout: 60000 };
+
+function pair(copts, sopts) {
+  const { port1, port2 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1), copts);
+  const server = new JSONRPCServer(portTransport(port2), sopts);
+  return { client, server, done: () => { client.destroy(); server.destroy(); } };
+}
+
+// A producer writing n chunks (their index), awaiting room after each.
+function serveCount(server, log = []) {
+  server.method('count', async ({ n }, ctx) => {
+    for (let i = 0; i < n; i++) {
+      await ctx.sink.write(i, { final: i === n - 1, total: n });
+      log.push(i);
+    }
+    return { chunks: n };
+  });
+}
+
+const turn = () => new Promise((r) => setImmediate(r));
+
+test('a stream delivers every chunk in order, then the answer', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    serveCount(server);
+    const s = client.stream('count', { n: 50 });
+    const got = [];
+    for await (const c of s) got.push(c);
+    assert.deepEqual(got, Array.from({ length: 50 }, (_, i) => i));
+    assert.deepEqual(await s.result, { chunks: 50 });
+    assert.equal(client.stats().pending, 0);
+    assert.equal(server.stats().inFlight, 0);
+  } finally { done(); }
+});
+
+test('the sender never has more chunks in flight than the highWaterMark', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    const written = [];
+    serveCount(server, written);
+    const s = client.stream('count', { n: 40 }, { highWaterMark: 4 });
+    let taken = 0;
+    let most = 0;
+    for await (const c of s) {
+      assert.equal(c, taken);
+      taken++;
+      // Written-and-resolved minus taken: what was in flight or buffered.
+      most = Math.max(most, written.length - taken);
+      for (let i = 0; i < 3; i++) await turn();  // a slow consumer
+    }
+    assert.equal(taken, 40);
+    assert.ok(most <= 4, `at most the credit in flight, saw ${most}`);
+  } finally { done(); }
+});
+
+test('break out of for await cancels the call; the handler sees its signal abort', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    let aborted;
+    const seen = new Promise((r) => { aborted = r; });
+    let writeError = null;
+    server.method('forever', async (_p, ctx) => {
+      ctx.signal.addEventListener('abort', () => aborted(ctx.signal.reason));
+      try {
+        for (let i = 0; ; i++) await ctx.sink.write(i);
+      } catch (e) { writeError = e; }
+      return 'stopped';
+    });
+    const s = client.stream('forever', undefined, { highWaterMark: 2 });
+    for await (const c of s) if (c === 5) break;
+    const reason = await seen;
+    assert.equal(reason.code, ErrorCode.RequestCancelled);
+    await assert.rejects(s.result, (e) => e instanceof RPCError && e.code === ErrorCode.RequestCancelled);
+    while (!writeError) await turn();
+    assert.equal(writeError.code, ErrorCode.RequestCancelled);
+    assert.equal(client.stats().pending, 0);
+  } finally { done(); }
+});
+
+test('an AbortSignal cancels a stream: the iteration rejects -32800', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    serveCount(server);
+    const ac = new AbortController();
+    const s = client.stream('count', { n: 1000 }, { signal: ac.signal, highWaterMark: 2 });
+    const got = [];
+    await assert.rejects((async () => {
+      for await (const c of s) { got.push(c); if (c === 3) ac.abort(); }
+    })(), (e) => e.code === ErrorCode.RequestCancelled);
+    assert.ok(got.length >= 4 && got.length <= 6, `chunks before the abort: ${got.length}`);
+  } finally { done(); }
+});
+
+test('a caller that opened no stream gets no chunks: write rejects -32600', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    let streaming, error;
+    server.method('m', async (_p, ctx) => {
+      streaming = ctx.sink.streaming;
+      try { await ctx.sink.write(1); } catch (e) { error = e; }
+      return 'plain';
+    });
+    assert.equal(await client.request('m'), 'plain');
+    assert.equal(streaming, false);
+    assert.equal(error.code, ErrorCode.InvalidRequest);
+  } finally { done(); }
+});
+
+test('progress reaches the caller only when it asked for it', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const seenOnWire = [];
+  const inner = portTransport(port2);
+  const spy = { ...inner, send(m, alone, transfer) { seenOnWire.push(m); inner.send(m, alone, transfer); } };
+  const client = new JSONRPCClient(portTransport(port1), { });
+  const server = new JSONRPCServer(spy);
+  try {
+    let wanted = [];
+    server.method('work', async (_p, ctx) => {
+      wanted.push(ctx.wantsProgress);
+      ctx.progress({ done: 1 });
+      ctx.progress({ done: 2 });
+      return 'ok';
+    });
+    assert.equal(await client.request('work'), 'ok');
+    const values = [];
+    assert.equal(await client.request('work', undefined, { onProgress: (v) => values.push(v) }), 'ok');
+    assert.deepEqual(wanted, [false, true]);
+    assert.deepEqual(values, [{ done: 1 }, { done: 2 }]);
+    const progress = seenOnWire.filter((m) => m.method === '$/progress');
+    assert.equal(progress.length, 2, 'sent only for the call that asked');
+    assert.deepEqual(progress[0].params, { token: 2, value: { done: 1 } });
+    assert.equal(server.stats().payloads, 0, 'values nobody asked for are released');
+  } finally { client.destroy(); server.destroy(); }
+});
+
+test('progress restarts the timeout only with progressResetsTimeout', T, async () => {
+  // A simulated clock: time moves only when the test says so.
+  let now = 0;
+  const timers = [];
+  const clock = {
+    now: () => now,
+    setTimeout: (fn, ms) => { const t = { at: now + ms, fn }; timers.push(t); return t; },
+    clearTimeout: (t) => { const i = timers.indexOf(t); if (i >= 0) timers.splice(i, 1); },
+  };
+  const advance = (t) => {
+    now = t;
+    for (const x of timers.filter((x) => x.at <= now)) { timers.splice(timers.indexOf(x), 1); x.fn(); }
+  };
+  for (const resets of [false, true]) {
+    now = 0;
+    timers.length = 0;
+    const { client, server, done } = pair({ clock, timeout: 100 });
+    try {
+      let ctxOf;
+      const started = new Promise((r) => { ctxOf = r; });
+      server.method('work', (_p, ctx) => new Promise(() => ctxOf(ctx)));
+      const values = [];
+      const p = client.request('work', undefined, { onProgress: (v) => values.push(v), progressResetsTimeout: resets });
+      p.catch(() => {});
+      const ctx = await started;
+      now = 80;
+      ctx.progress(0.5);
+      while (values.length === 0) await turn();
+      advance(120);
+      const state = await Promise.race([p.then(() => 'ok', (e) => e.code), turn().then(() => 'pending')]);
+      assert.equal(state, resets ? 'pending' : ErrorCode.Timeout);
+      advance(181);
+      await assert.rejects(p, (e) => e.code === ErrorCode.Timeout);
+    } finally { done(); }
+  }
+});
+
+test('a whole-buffer Uint8Array chunk is transferred, not copied', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    let sent;
+    server.method('bytes', async (_p, ctx) => {
+      sent = new Uint8Array(1024).fill(7);
+      await ctx.sink.write(sent);
+      const part = new Uint8Array(new ArrayBuffer(64), 0, 16).fill(1);
+      await ctx.sink.write(part);  // a view of part of a buffer: copied
+      assert.equal(part.byteLength, 16);
+      return 2;
+    });
+    const got = [];
+    for await (const c of client.stream('bytes')) got.push(c);
+    assert.equal(sent.byteLength, 0, 'the writer gave its buffer up');
+    assert.ok(got[0] instanceof Uint8Array);
+    assert.equal(got[0].byteLength, 1024);
+    assert.equal(got[0][1023], 7);
+    assert.equal(got[1].byteLength, 16);
+  } finally { done(); }
+});
+
+test('1 GiB through a deliberately slow consumer keeps memory bounded; cancel frees everything', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    const CHUNK = 64 * 1024, CHUNKS = 16 * 1024;  // 1 GiB
+    server.method('gib', async (_p, ctx) => {
+      for (let i = 0; i < CHUNKS; i++) await ctx.sink.write(new Uint8Array(CHUNK).fill(i & 255));
+      return CHUNKS;
+    });
+    const heap0 = heapUsed();
+    const rss0 = process.memoryUsage().rss;
+    let peak = rss0, bytes = 0, n = 0;
+    const s = client.stream('gib', undefined, { highWaterMark: 8, timeout: 0 });
+    for await (const c of s) {
+      assert.equal(c[CHUNK - 1], n & 255);
+      bytes += c.byteLength;
+      if (++n % 64 === 0) {
+        await turn();  // slow: it yields to the event loop between chunks
+        peak = Math.max(peak, process.memoryUsage().rss);
+      }
+    }
+    assert.equal(bytes, CHUNK * CHUNKS);
+    assert.equal(await s.result, CHUNKS);
+    assert.ok(peak - rss0 < 256 * 1024 * 1024, `RSS grew ${((peak - rss0) / 2 ** 20).toFixed(0)} MiB for 1 GiB sent`);
+    assert.equal(server.stats().payloads, 0);
+    assert.equal(client.stats().pending, 0);
+
+    // Cancel mid-stream: the producer's queue and handles are freed.
+    const s2 = client.stream('gib', undefined, { highWaterMark: 8 });
+    let k = 0;
+    for await (const _c of s2) if (++k === 100) break;
+    await assert.rejects(s2.result, (e) => e.code === ErrorCode.RequestCancelled);
+    while (server.stats().inFlight > 0 || server.stats().payloads > 0) await turn();
+    assert.ok(heapUsed() - heap0 < 256 * 1024, `wasm heap back near its baseline (+${heapUsed() - heap0} B)`);
+  } finally { done(); }
+});

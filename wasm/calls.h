@@ -1,0 +1,31 @@
+// wasm/calls.h — what the exports share: argument conversions (abi.h
+// encodings), the status and error slots, and the completion hooks of
+// outgoing calls (settle_to in host.h; chunks and progress here).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "host.h"
+#include "weft/weft.h"
+
+namespace weft::wasm {
+
+Millis to_ms(double now);
+// Stores the Peer's next deadline in the status array (-1: none) and returns it.
+double note_deadline(Host* x);
+// A per-call timeout argument (ms, TIMEOUT_DEFAULT, TIMEOUT_NONE).
+CallOptions call_options(double timeout);
+std::string in_string(double at, double n);
+// Call or notification params from (kind, handle-or-number).
+std::optional<json> params_of(double kind, double a);
+// Hands an outbound handle the core will not use back to JS (js_discard).
+void give_back(int h, std::optional<json>& params);
+// The error JS reads at weft_error().
+void set_error(const Error& e);
+
+// Chunks and progress values of outgoing call `token`, to JS (streams.cpp).
+ChunkHandler chunks_to(int h, int token);
+ProgressHandler progress_to(int h, int token);
+
+}  // namespace weft::wasm
