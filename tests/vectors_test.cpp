@@ -24,8 +24,24 @@ struct Sleep {
   Reply reply;
 };
 
+// The `count` fixture (README.md): writes n chunks as credit allows.
+struct Counter : std::enable_shared_from_this<Counter> {
+  Reply reply;
+  std::uint64_t n = 0, next = 0;
+  void go() {
+    while (next < n) {
+      auto w = reply.write(next, next + 1 == n, n);
+      if (!w) return reply.error(w.error());
+      ++next;
+      if (!*w) return reply.on_writable([self = shared_from_this()] { self->go(); });
+    }
+    reply.ok(json{{"chunks", n}});
+  }
+};
+
 struct Harness {
   std::deque<std::string> out;
+  std::map<std::int64_t, json> chunks;  // values received per streamed call
   std::vector<std::string> diags;
   std::map<std::int64_t, json> settled;
   std::vector<std::shared_ptr<Sleep>> sleeps;
@@ -61,6 +77,17 @@ struct Harness {
           sleeps.push_back(std::move(s));
         }),
         spec);
+    ParamSpec count_spec;
+    count_spec.params = {{"n", ParamType::Integer}};
+    conn->peer().method(
+        "count",
+        MethodHandler([](json p, Reply reply, const CallInfo&) {
+          auto c = std::make_shared<Counter>();
+          c->n = p["n"].get<std::uint64_t>();
+          c->reply = std::move(reply);
+          c->go();
+        }),
+        count_spec);
   }
 
   static std::string kind_name(Diagnostic::Kind k) {
@@ -72,6 +99,8 @@ struct Harness {
       case Diagnostic::Kind::ErrorWithoutId: return "ErrorWithoutId";
       case Diagnostic::Kind::LateReply: return "LateReply";
       case Diagnostic::Kind::BadFrame: return "BadFrame";
+      case Diagnostic::Kind::IgnoredMessage: return "IgnoredMessage";
+      case Diagnostic::Kind::SendFailed: return "SendFailed";
     }
     return "?";
   }
@@ -137,6 +166,30 @@ void run_case(const std::string& file, const test::ScriptCase& c) {
       auto r = h.conn->peer().call(method, params, h.settle_into(slot), CallOptions{timeout}, h.now);
       REQUIRE(r.ok());
       *slot = r->as_int();
+    } else if (s.op == "stream") {
+      std::string rest = s.rest;
+      auto p = rest.rfind(" credit=");
+      REQUIRE(p != std::string::npos);
+      StreamOptions so;
+      so.credit = static_cast<std::uint32_t>(std::stoul(rest.substr(p + 8)));
+      rest = rest.substr(0, p);
+      auto sp = rest.find(' ');
+      std::optional<json> params;
+      if (sp != std::string::npos && rest.substr(sp + 1) != "-") params = json::parse(rest.substr(sp + 1));
+      id_slots.push_back(std::make_unique<std::int64_t>(0));
+      auto* slot = id_slots.back().get();
+      so.on_chunk = [&h, slot](Chunk&& c) {
+        auto& got = h.chunks[*slot];
+        if (got.is_null()) got = json::array();
+        got.push_back(std::move(c.value));
+      };
+      auto r = h.conn->peer().stream(rest.substr(0, sp), params, std::move(so), h.settle_into(slot), {}, h.now);
+      REQUIRE(r.ok());
+      *slot = r->as_int();
+    } else if (s.op == "chunks") {
+      auto sp = s.rest.find(' ');
+      json got = h.chunks[std::stoll(s.rest.substr(0, sp))];
+      CHECK((got.is_null() ? json::array() : got) == json::parse(s.rest.substr(sp + 1)));
     } else if (s.op == "notify") {
       auto sp = s.rest.find(' ');
       std::optional<json> params;

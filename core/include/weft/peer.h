@@ -84,7 +84,8 @@ class Reply {
   bool streaming() const;
   // Sends `value` as the next chunk ($/weft/chunk) if the caller has granted
   // credit, else queues it (at most PeerLimits::max_stream_queue chunks) until
-  // it does. True: the caller has room for more now; false: wait for
+  // it does. True: the caller has room for more now (always after the
+  // final chunk: nothing more will be written); false: wait for
   // on_writable before writing again. Errors: the caller opened no stream
   // (kInvalidRequest), the request is answered or cancelled (kClosed), the
   // queue is full (kOverloaded). An answer given while chunks are queued is

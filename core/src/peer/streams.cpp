@@ -274,6 +274,7 @@ Result<bool> Reply::write(json value, bool final, std::optional<std::uint64_t> t
   o.final_sent = final;
   const std::uint64_t slot = slot_;
   s->pump(slot);
+  if (final) return true;  // nothing more will be written: no need to wait
   e = s->find_serving(slot);
   return e && e->out->credit > 0 && e->out->head == e->out->queue.size();
 }
