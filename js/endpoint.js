@@ -16,6 +16,7 @@ import { ErrorCode, RPCError } from './errors.js';
 import { M, X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
+import { requestWithRetry } from './retry.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, systemClock } from './timer.js';
 import { describe, describeId, message, params } from './wire.js';
@@ -31,6 +32,7 @@ export class Endpoint {
     this.timeout = options.timeout === undefined ? 10000 : options.timeout;
     this.limits = options.limits ?? {};
     this.onDiagnostic = options.onDiagnostic;
+    this.onDrain = options.onDrain;
     this.clock = options.clock ?? systemClock;
     this.ignoreForeign = options.ignoreForeign ?? true;  // postMessage channels carry other traffic
     this.handlers = [];
@@ -64,7 +66,7 @@ export class Endpoint {
     const t = this.timeout;
     const l = this.limits;
     this.h = X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1,
-      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0);
+      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0);
     hosts[this.h] = this;
     const q = this.queue;
     this.queue = null;
@@ -179,7 +181,20 @@ export class Endpoint {
     return timeout > 0 && timeout !== Infinity ? timeout : A.TIMEOUT_NONE;
   }
 
-  request(method, params, options) { return this._request(method, params, options, null); }
+  request(method, params, options) {
+    return options?.retry ? requestWithRetry(this, method, params, options) : this._request(method, params, options, null);
+  }
+
+  /** Starts a graceful drain (docs/protocol.md): announced, new requests answered -32005. */
+  drain(notice) {
+    if (!this.h) return;
+    const mlen = put(String(notice?.reason ?? 'shutdown'));
+    X._weft_drain(this.h, mlen, Number(notice?.downtime ?? 0), Number(notice?.reconnectAfter ?? 0));
+  }
+  _drained(notice) {
+    if (!this.onDrain) return;
+    try { this.onDrain(notice); } catch (e) { this._diag('DrainHandlerFailed', String(e?.message ?? e)); }
+  }
 
   /**
    * A streamed call: an async iterator over the chunks the handler writes

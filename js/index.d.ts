@@ -73,6 +73,10 @@ export declare const ErrorCode: Readonly<{
   Closed: -32002;
   /** Too many calls pending / requests in flight. */
   Overloaded: -32003;
+  /** The rate limit was reached; data: { limit, window, retry_after }. */
+  RateLimited: -32004;
+  /** The other side is draining or shutting down; data: { retry_after, reason }. */
+  Unavailable: -32005;
   /** The call was cancelled (AbortSignal; LSP RequestCancelled). */
   RequestCancelled: -32800;
 }>;
@@ -96,6 +100,12 @@ export interface CallOptions {
   onProgress?: (value: unknown) => void;
   /** Each progress value restarts the call's timeout (a long call that reports progress stays alive). */
   progressResetsTimeout?: boolean;
+  /**
+   * Retry on a retryable error (timeout, -32003, -32004, -32005), for idempotent
+   * calls only: up to 5 attempts, backoff 100, 200+rand(50), 400+rand(100), 800+rand(200) ms,
+   * or the error's data.retry_after when longer.
+   */
+  retry?: boolean;
 }
 
 export interface StreamOptions extends CallOptions {
@@ -184,6 +194,19 @@ export interface EndpointLimits {
   maxPending?: number;
   /** Elements of one incoming batch (default 4096); beyond: answered -32600. */
   maxBatch?: number;
+  /** Incoming requests accepted per `rateWindow` ms (token bucket); beyond: answered -32004. Default: no limit. */
+  rateLimit?: number;
+  /** The rate limit's window in ms (default 1000). */
+  rateWindow?: number;
+}
+
+/** A graceful drain, as announced ($/weft/drain, docs/protocol.md). */
+export interface DrainNotice {
+  reason: string;
+  /** Expected downtime, ms (0: unknown). */
+  downtime: number;
+  /** When callers should try again, ms. */
+  reconnectAfter: number;
 }
 
 export interface EndpointOptions {
@@ -194,6 +217,8 @@ export interface EndpointOptions {
   onDiagnostic?: (kind: DiagnosticKind, message: string) => void;
   /** Replaces the system clock (e.g. simulated time in tests). */
   clock?: Clock;
+  /** The other side announced a drain: calls made from now on reject -32005 without being sent. */
+  onDrain?: (notice: DrainNotice) => void;
   /**
    * true (default): values without `"jsonrpc": "2.0"` are ignored (channels
    * shared with other traffic); false: answered -32600 like any invalid message.
@@ -278,6 +303,8 @@ declare class Endpoint<Remote = any, Local = any> {
   method<K extends TypedName<Local>>(name: K, handler: TypedHandler<Member<Local, K>>, spec?: ParamSpec): this;
   onNotify<P = any>(name: UntypedName<Local>, handler: NotificationHandler<P>): this;
   onNotify<K extends TypedName<Local>>(name: K, handler: NotificationHandler<ParamOf<Member<Local, K>>>): this;
+  /** Starts a graceful drain: announces it, answers new requests -32005, finishes those in flight. */
+  drain(notice?: Partial<DrainNotice>): void;
   /** Rejects every pending call (-32002), cancels requests being served, detaches the transport. */
   destroy(): void;
   stats(): EndpointStats;

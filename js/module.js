@@ -72,6 +72,9 @@ const hooks = {
     if (ep) ep._progress(token, value(ep.out, sl, p, n));
   },
   writable(h, token) { hosts[h]?._writable(token); },
+  drain(h, p, n, downtime, reconnectAfter) {
+    hosts[h]?._drained({ reason: str(p, n), downtime, reconnectAfter });
+  },
 };
 
 /** Resolves once the core is loaded; rejects with an RPCError if it cannot be. */

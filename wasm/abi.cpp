@@ -45,6 +45,7 @@ static_assert(code::kParseError == -32700 && code::kInvalidRequest == -32600 &&
                   code::kMethodNotFound == -32601 && code::kInvalidParams == -32602 &&
                   code::kInternalError == -32603 && code::kServerError == -32000 &&
                   code::kTimeout == -32001 && code::kClosed == -32002 && code::kOverloaded == -32003 &&
+                  code::kRateLimited == -32004 && code::kUnavailable == -32005 &&
                   code::kRequestCancelled == -32800,
               "WEFT_ABI_CODES are weft::code's values");
 

@@ -171,6 +171,8 @@
   X(Timeout, -32001)               \
   X(Closed, -32002)                \
   X(Overloaded, -32003)            \
+  X(RateLimited, -32004)           \
+  X(Unavailable, -32005)           \
   X(RequestCancelled, -32800)
 
 // weft::Diagnostic::Kind (peer.h), in declaration order: the number JS gets

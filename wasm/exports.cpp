@@ -125,9 +125,11 @@ EMSCRIPTEN_KEEPALIVE double* weft_status() { return g_status; }
 EMSCRIPTEN_KEEPALIVE double* weft_desc(std::size_t n) { return descriptors(n); }
 
 // A new endpoint: role (abi ROLE_*), whether foreign values are ignored, the
-// default timeout (< 0: none) and limits (0: the core's default).
+// default timeout (< 0: none) and limits (0: the core's default; the rate
+// limit's 0: none).
 EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double default_timeout,
-                                     double max_in_flight, double max_pending, double max_batch) {
+                                     double max_in_flight, double max_pending, double max_batch,
+                                     double rate_limit, double rate_window) {
   PeerOptions o;
   o.role = static_cast<Role>(role);
   o.ignore_foreign = ignore_foreign != 0;
@@ -135,6 +137,8 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
   if (max_in_flight > 0) o.limits.max_in_flight = static_cast<std::size_t>(max_in_flight);
   if (max_pending > 0) o.limits.max_pending = static_cast<std::size_t>(max_pending);
   if (max_batch > 0) o.limits.max_batch = static_cast<std::size_t>(max_batch);
+  if (rate_limit > 0) o.limits.rate_limit = static_cast<std::size_t>(rate_limit);
+  if (rate_window > 0) o.limits.rate_window = static_cast<Millis>(rate_window);
   return create_host(std::move(o));
 }
 

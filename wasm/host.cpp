@@ -27,6 +27,8 @@ EM_JS(int, js_materialize, (int h, double handle, const char* kp, size_t kn),
       { return Module.weft.materialize(h, handle, kp, kn); });
 EM_JS(double, js_kept, (), { return Module.weft.kept(); });
 EM_JS(double, js_now, (int h), { return Module.weft.now(h); });
+EM_JS(void, js_drain, (int h, const char* p, size_t n, double downtime, double reconnect_after),
+      { Module.weft.drain(h, p, n, downtime, reconnect_after); });
 // clang-format on
 
 namespace weft::wasm {
@@ -151,6 +153,10 @@ int create_host(PeerOptions o) {
   };
   o.inspect = [h](json& params, const char* keep) { materialize(h, params, keep); };
   o.clock = [h] { return static_cast<Millis>(js_now(h)); };  // the endpoint's clock option
+  o.on_drain = [h](const DrainNotice& n) {
+    js_drain(h, n.reason.data(), n.reason.size(), static_cast<double>(n.downtime),
+             static_cast<double>(n.reconnect_after));
+  };
   o.diagnostic = [h](const Diagnostic& d) {
     js_diag(h, static_cast<int>(d.kind), d.message.data(), d.message.size());
   };

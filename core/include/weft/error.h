@@ -34,6 +34,8 @@ inline constexpr int kServerError = -32000;     // generic application failure
 inline constexpr int kTimeout = -32001;         // outgoing request timed out
 inline constexpr int kClosed = -32002;          // endpoint/transport closed
 inline constexpr int kOverloaded = -32003;      // in-flight limit reached
+inline constexpr int kRateLimited = -32004;     // rate limit: data {limit, window, retry_after}
+inline constexpr int kUnavailable = -32005;     // draining or shutting down: data {retry_after, reason}
 inline constexpr int kRequestCancelled = -32800;// LSP: request cancelled
 }  // namespace code
 
@@ -64,6 +66,19 @@ std::optional<int> error_code_from(double v);
 // The same rule for a decoded JSON value (an incoming error object, a
 // handler's params): an integer in [-2^31, 2^31 - 1], else nullopt.
 std::optional<int> error_code_from(const json& v);
+
+// -- Retries (docs/protocol.md, "Retryable errors") ---------------------------
+// Timeouts, overload, rate limits and unavailability are retryable: the
+// same call may succeed later. Automatic retry is opt-in, per call, for
+// idempotent calls; hosts ask this one rule when to try again.
+bool retryable(const Error& e);
+inline constexpr int kMaxAttempts = 5;
+// The delay before attempt `attempt` + 1 after attempt `attempt` (1-based)
+// failed with `e`, or nullopt when the call should not be retried (not
+// retryable, or kMaxAttempts reached). Exponential backoff with jitter:
+// 100 ms, 200 + rand(50), 400 + rand(100), 800 + rand(200) (`jitter` in
+// [0, 1) supplies rand), or the error's data.retry_after (ms) when longer.
+std::optional<std::int64_t> retry_delay(const Error& e, int attempt, double jitter);
 
 // Minimal expected<T, Error>: C++20 has no std::expected and weft must not throw.
 template <class T>

@@ -202,6 +202,21 @@ struct PeerLimits {
   std::size_t max_stream_queue = 64;
   // Credit one $/weft/open or $/weft/credit may grant; more is clamped.
   std::uint32_t max_stream_credit = 1024;
+  // Incoming requests accepted per rate_window ms: a token bucket holding at
+  // most rate_limit tokens, refilled evenly. Beyond → kRateLimited with data
+  // {"limit", "window", "retry_after"} (ms). 0: no rate limit. Needs
+  // PeerOptions::clock (without one the limit is not applied).
+  std::size_t rate_limit = 0;
+  Millis rate_window = 1000;
+};
+
+// A graceful drain (docs/protocol.md, "Drain"): the serving side announces
+// it with $/weft/drain, refuses new requests with kUnavailable, and finishes
+// those in flight; callers stop sending and reconnect after reconnect_after.
+struct DrainNotice {
+  std::string reason;          // e.g. "reload", "shutdown"
+  Millis downtime = 0;         // expected, ms (0: unknown)
+  Millis reconnect_after = 0;  // ms before callers should try again
 };
 
 // Which side of the conversation a Peer takes (JSON-RPC 2.0 §3: "Client",
@@ -237,6 +252,10 @@ struct PeerOptions {
   // carries `now`: a chunk or a progress value restarting a call's timeout.
   // Hosts supply it (Connection does); without it, timeouts are not restarted.
   std::function<Millis()> clock;
+  // The other side announced a drain ($/weft/drain): calls made from now on
+  // fail at once with kUnavailable (data: retry_after, reason) without being
+  // sent; calls already pending still get their answers.
+  std::function<void(const DrainNotice&)> on_drain;
 };
 
 class Peer {
@@ -306,6 +325,13 @@ class Peer {
   std::optional<Millis> next_deadline() const;
   // Fails every call whose deadline <= now with kTimeout.
   void advance(Millis now);
+
+  // Starts a graceful drain: sends $/weft/drain with `notice`, then answers
+  // new requests kUnavailable (data: retry_after = notice.reconnect_after,
+  // reason); requests in flight finish. The host closes the connection once
+  // in_flight() is 0 (or its grace period ends). Idempotent.
+  void drain(DrainNotice notice);
+  bool draining() const;
 
   // Fails every pending call with `reason` (default kClosed "endpoint closed"),
   // cancels requests being served, and refuses further calls. Idempotent.

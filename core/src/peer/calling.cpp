@@ -115,6 +115,7 @@ Result<Id> Peer::start_call(std::string method, std::optional<json> params, Call
   if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
   if (params && !params->is_array() && !params->is_object())
     return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+  if (auto refused = s.refuse_call()) return *refused;
   if (s.pending.size() >= s.opts.limits.max_pending)
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
@@ -169,6 +170,7 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
       return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
     calls += e.done ? 1 : 0;
   }
+  if (auto refused = s.refuse_call()) return *refused;
   if (s.pending.size() + calls > s.opts.limits.max_pending)
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");

@@ -95,10 +95,11 @@ bool ignored(const PeerState& s, const Item& item, bool batch) {
     return false;
   }
   if (s.opts.role == Role::Client) {
-    // A client still takes what answers its own calls: chunks and progress.
+    // A client still takes what concerns its own calls: chunks, progress,
+    // and the other side's drain.
     const auto* n = std::get_if<Notification>(&item);
     return !std::holds_alternative<Response>(item) &&
-           !(n && (n->method == "$/weft/chunk" || n->method == "$/progress"));
+           !(n && (n->method == "$/weft/chunk" || n->method == "$/progress" || n->method == "$/weft/drain"));
   }
   if (s.opts.role == Role::Server) return std::holds_alternative<Response>(item);
   return false;
@@ -161,6 +162,10 @@ void Peer::receive(Incoming&& in) {
       detail::dispatch(s, rq->method, rq->params, &rq->id, batch, i);
     } else if (auto* n = std::get_if<Notification>(&item)) {
       if (s.stream_control(n->method, n->params)) continue;
+      if (n->method == "$/weft/drain") {
+        s.remote_drain(n->params);
+        continue;
+      }
       if (n->method == "$/cancelRequest") {
         // LSP: params {id}; cancelling something already answered is a no-op.
         if (n->params && s.opts.inspect) s.opts.inspect(*n->params, nullptr);

@@ -156,6 +156,9 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
                 "notification \"" + method + "\" failed: " + e.message, e);
   };
 
+  // Rate limit and drain come first: a flood of unknown methods is a flood.
+  if (answer)
+    if (auto refused = s.refuse_request()) return fail(std::move(*refused));
   auto it = s.methods.find(method);
   if (it == s.methods.end() || (answer && it->second.notification)) {
     if (!answer) {

@@ -125,6 +125,11 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;
   bool closed = false;
+  std::optional<DrainNotice> draining;         // this side: refusing new requests
+  std::optional<DrainNotice> remote_draining;  // the other side: do not send
+  double tokens = 0;                           // rate limit bucket (limits.cpp)
+  Millis refilled_at = 0;
+  bool bucket_started = false;
 
   void emit(Outgoing&& o);
   void diag(Diagnostic::Kind k, std::string msg, std::optional<Error> e = std::nullopt);
@@ -157,6 +162,13 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void prune_deadlines();
   // Restarts the timeout of pending call `p` (id `n`) from the host's clock.
   void restart_deadline(std::int64_t n, Pending& p);
+
+  // Limits and drain (limits.cpp): the refusal for a new incoming request
+  // (rate limit, drain), if any; and a $/weft/drain from the other side.
+  std::optional<Error> refuse_request();
+  void remote_drain(std::optional<json>& params);
+  // The refusal for a new outgoing call while the other side drains.
+  std::optional<Error> refuse_call() const;
 
   // Streams (streams.cpp).
   // $/weft/open, $/weft/credit, $/weft/chunk, $/progress: true when `method`

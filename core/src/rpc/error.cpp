@@ -1,5 +1,9 @@
 // Error helpers and the version string.
 #include "weft/error.h"
+
+#include <algorithm>
+#include <cmath>
+
 #include "weft/weft.h"
 
 namespace weft {
@@ -22,6 +26,8 @@ const char* default_message(int c) {
     case code::kTimeout: return "Request timed out";
     case code::kClosed: return "Endpoint closed";
     case code::kOverloaded: return "Too many requests in flight";
+    case code::kRateLimited: return "Rate limit exceeded";
+    case code::kUnavailable: return "Service unavailable";
     case code::kRequestCancelled: return "Request cancelled";
     default:
       return (c >= code::kServerErrorFirst && c <= code::kServerErrorLast) ? "Server error"
@@ -45,6 +51,21 @@ std::optional<int> error_code_from(const json& v) {
   const auto i = v.get<json::number_integer_t>();
   if (i < -2147483648LL || i > 2147483647LL) return std::nullopt;
   return static_cast<int>(i);
+}
+
+bool retryable(const Error& e) {
+  return e.code == code::kTimeout || e.code == code::kOverloaded || e.code == code::kRateLimited ||
+         e.code == code::kUnavailable;
+}
+
+std::optional<std::int64_t> retry_delay(const Error& e, int attempt, double jitter) {
+  if (!retryable(e) || attempt < 1 || attempt >= kMaxAttempts) return std::nullopt;
+  const std::int64_t base = std::int64_t{100} << (attempt - 1);
+  std::int64_t d = base + (attempt > 1 ? static_cast<std::int64_t>(jitter * static_cast<double>(base / 4)) : 0);
+  if (e.data && e.data->is_object())
+    if (auto ra = e.data->find("retry_after"); ra != e.data->end() && ra->is_number() && ra->get<double>() > 0)
+      d = std::max(d, static_cast<std::int64_t>(std::ceil(ra->get<double>())));
+  return d;
 }
 
 const char* version() { return WEFT_VERSION; }

@@ -1,0 +1,106 @@
+// Rate limit, graceful drain and opt-in retry in weft-rpc (docs/protocol.md),
+// over an in-process MessageChannel; the rules themselves are the core's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { JSONRPCClient, JSONRPCServer, ErrorCode, RPCError, portTransport } from '../../js/index.js';
+
+const T = { timeout: 20000 };
+
+// Simulated time: moves only when the test says so.
+function simClock() {
+  const c = { t: 0, timers: [] };
+  c.now = () => c.t;
+  c.setTimeout = (fn, ms) => { const x = { at: c.t + ms, fn }; c.timers.push(x); return x; };
+  c.clearTimeout = (x) => { const i = c.timers.indexOf(x); if (i >= 0) c.timers.splice(i, 1); };
+  c.advance = (ms) => {
+    c.t += ms;
+    for (const x of c.timers.filter((y) => y.at <= c.t)) { c.timers.splice(c.timers.indexOf(x), 1); x.fn(); }
+  };
+  return c;
+}
+
+function pair(copts, sopts) {
+  const { port1, port2 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1), copts);
+  const server = new JSONRPCServer(portTransport(port2), sopts);
+  return { client, server, done: () => { client.destroy(); server.destroy(); } };
+}
+
+test('the rate limit answers -32004 with limit, window and retry_after', T, async () => {
+  const clock = simClock();
+  const { client, server, done } = pair({}, { clock, limits: { rateLimit: 2, rateWindow: 1000 } });
+  try {
+    server.method('ping', () => 'pong');
+    assert.equal(await client.request('ping'), 'pong');
+    assert.equal(await client.request('ping'), 'pong');
+    await assert.rejects(client.request('ping'), (e) => e instanceof RPCError && e.code === ErrorCode.RateLimited &&
+      e.data.limit === 2 && e.data.window === 1000 && e.data.retry_after === 500);
+    clock.advance(500);
+    assert.equal(await client.request('ping'), 'pong');
+  } finally { done(); }
+});
+
+test('a draining server announces it, refuses new requests -32005, finishes those in flight', T, async () => {
+  const notices = [];
+  const { client, server, done } = pair({ onDrain: (n) => notices.push(n) });
+  try {
+    let finish;
+    server.method('slow', () => new Promise((r) => { finish = r; }));
+    server.method('ping', () => 'pong');
+    const slow = client.request('slow');
+    while (!finish) await new Promise((r) => setImmediate(r));
+    server.drain({ reason: 'reload', downtime: 2000, reconnectAfter: 300 });
+    while (notices.length === 0) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(notices, [{ reason: 'reload', downtime: 2000, reconnectAfter: 300 }]);
+    await assert.rejects(client.request('ping'), (e) => e.code === ErrorCode.Unavailable &&
+      e.data.retry_after === 300 && e.data.reason === 'reload');
+    finish('done');
+    assert.equal(await slow, 'done');
+    assert.equal(server.stats().inFlight, 0);
+  } finally { done(); }
+});
+
+test('retry: opt-in, backs off, stops after a success; errors that are not retryable are not retried', T, async () => {
+  const clock = simClock();
+  const { client, server, done } = pair({ clock });
+  try {
+    let calls = 0;
+    server.method('flaky', () => {
+      if (++calls < 3) throw new RPCError(ErrorCode.Overloaded, 'busy');
+      return 'ok';
+    });
+    let bad = 0;
+    server.method('bad', () => { bad++; throw new RPCError(ErrorCode.InvalidParams, 'no'); });
+    const p = client.request('flaky', [], { retry: true });
+    // Each failed attempt waits for its backoff on the (simulated) clock.
+    while (calls < 3) {
+      await new Promise((r) => setImmediate(r));
+      clock.advance(300);
+    }
+    assert.equal(await p, 'ok');
+    assert.equal(calls, 3);
+    await assert.rejects(client.request('bad', [], { retry: true }), (e) => e.code === ErrorCode.InvalidParams);
+    assert.equal(bad, 1);
+    calls = 0;
+    await assert.rejects(client.request('flaky', []), (e) => e.code === ErrorCode.Overloaded);  // no retry asked
+    assert.equal(calls, 1);
+  } finally { done(); }
+});
+
+test('retry gives up after 5 attempts', T, async () => {
+  const clock = simClock();
+  const { client, server, done } = pair({ clock });
+  try {
+    let calls = 0;
+    server.method('down', () => { calls++; throw new RPCError(ErrorCode.Overloaded, 'busy'); });
+    const p = client.request('down', [], { retry: true });
+    let settled = false;
+    p.then(() => {}, () => {}).then(() => { settled = true; });
+    while (!settled) {
+      await new Promise((r) => setImmediate(r));
+      clock.advance(1000);
+    }
+    await assert.rejects(p, (e) => e.code === ErrorCode.Overloaded);
+    assert.equal(calls, 5);
+  } finally { done(); }
+});

@@ -1,0 +1,36 @@
+// Drain and retry across the boundary (docs/protocol.md): a JS endpoint
+// starting a graceful drain, and the one retry rule (weft::retry_delay) that
+// JS asks before trying a call again.
+#include <emscripten.h>
+
+#include "calls.h"
+#include "host.h"
+
+using namespace weft;
+using namespace weft::wasm;
+
+extern "C" {
+
+// Starts a drain: the reason in the input buffer [0, rlen), times in ms.
+EMSCRIPTEN_KEEPALIVE void weft_drain(int h, std::size_t rlen, double downtime, double reconnect_after) {
+  Host* x = host(h);
+  if (!x) return;
+  DrainNotice n;
+  n.reason.assign(input().data(), rlen);
+  n.downtime = downtime > 0 ? static_cast<Millis>(downtime) : 0;
+  n.reconnect_after = reconnect_after > 0 ? static_cast<Millis>(reconnect_after) : 0;
+  x->peer->drain(std::move(n));
+}
+
+// The delay (ms) before retrying a call whose attempt `attempt` failed with
+// `code` (retry_after: the error data's, or < 0), or -1: do not retry.
+EMSCRIPTEN_KEEPALIVE double weft_retry_delay(double code, int attempt, double retry_after, double jitter) {
+  const std::optional<int> c = error_code_from(code);
+  if (!c) return -1;
+  Error e(*c, std::string());
+  if (retry_after >= 0) e.data = json{{"retry_after", retry_after}};
+  const auto d = retry_delay(e, attempt, jitter);
+  return d ? static_cast<double>(*d) : -1;
+}
+
+}  // extern "C"
