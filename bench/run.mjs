@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode, runWeftHeap, NODE_TRANSPORTS } from './node/rows.mjs';
+import { runStreams } from './node/streams.mjs';
 import { runNative, NATIVE_TRANSPORTS } from './native/rows.mjs';
 import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
@@ -23,17 +24,19 @@ const repsIdx = args.indexOf('--reps');
 const reps = repsIdx >= 0 ? Number(args[repsIdx + 1]) : 3;
 
 const cfg = quick
-  ? { reps, small: { inflight: 256, ms: 1000, latencyCalls: 5000 }, large: { inflight: 256, ms: 1000, latencyCalls: 2000 }, heapCalls: 200000 }
-  : { reps, small: { inflight: 256, ms: 1500, latencyCalls: 10000 }, large: { inflight: 256, ms: 1500, latencyCalls: 5000 }, heapCalls: 1000000 };
+  ? { reps, small: { inflight: 256, ms: 1000, latencyCalls: 5000 }, large: { inflight: 256, ms: 1000, latencyCalls: 2000 }, heapCalls: 200000, streamBytes: 256 * 2 ** 20 }
+  : { reps, small: { inflight: 256, ms: 1500, latencyCalls: 10000 }, large: { inflight: 256, ms: 1500, latencyCalls: 5000 }, heapCalls: 1000000, streamBytes: 2 ** 30 };
 
 const t0 = Date.now();
 const log = (s) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
 
 const results = {};
 let heap = null;
+let streamLines = [];
 if (!only || only === 'node') {
   Object.assign(results, await runNode(cfg, log));
   heap = await runWeftHeap(cfg, log);
+  streamLines = await runStreams(cfg, log);
 }
 let nativeNotes = [];
 let browserHeap = null;
@@ -100,6 +103,7 @@ for (const kind of ['small', 'large']) {
   }
   lines.push('');
 }
+lines.push(...streamLines);
 const heapLine = (where, h) => `- weft wasm heap, ${where} (MessageChannel, ${h.calls.toLocaleString('en-US')} small calls in a row, 256 in flight, heapUsed() after a 10,000-call warm-up): ${h.before} B before, ${h.mid} B halfway, ${h.after} B after (second half: ${h.after === h.mid ? 'flat' : 'delta ' + (h.after - h.mid) + ' B'})`;
 if (heap || browserHeap || memoryNotes.length) {
   lines.push('## memory');
