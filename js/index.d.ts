@@ -77,6 +77,8 @@ export declare const ErrorCode: Readonly<{
   RateLimited: -32004;
   /** The other side is draining or shutting down; data: { retry_after, reason }. */
   Unavailable: -32005;
+  /** rpc.handshake: no common protocol version; data: { supported }. */
+  VersionMismatch: -32006;
   /** The call was cancelled (AbortSignal; LSP RequestCancelled). */
   RequestCancelled: -32800;
 }>;

@@ -8,70 +8,13 @@
 #include <fstream>
 
 #include "peer_loop.h"
+#include "peer_pair.h"
 #include "weft/weft.h"
 
 using namespace weft;
+using weft::test::Pair;
 
 namespace {
-
-// Two peers whose messages travel through queues, delivered by run(): what
-// each side sends is also kept as JSON text.
-struct Pair {
-  std::deque<Outgoing> to_server, to_client;
-  std::vector<std::string> from_server, from_client;
-  std::vector<std::string> discarded;  // by the server
-  Millis now = 0;
-  bool record = true;  // keep the JSON text of what is sent
-  std::unique_ptr<Peer> client, server;
-
-  explicit Pair(PeerLimits server_limits = {}) {
-    PeerOptions c;
-    c.send = [this](Outgoing&& o) {
-      std::string t;
-      if (record) write_json(o, t);
-      from_client.push_back(t);
-      to_server.push_back(std::move(o));
-    };
-    c.clock = [this] { return now; };
-    client = std::make_unique<Peer>(std::move(c));
-    PeerOptions s;
-    s.limits = server_limits;
-    s.send = [this](Outgoing&& o) {
-      std::string t;
-      if (record) write_json(o, t);
-      from_server.push_back(t);
-      to_client.push_back(std::move(o));
-    };
-    s.discard = [this](Outgoing&& o) {
-      std::string t;
-      write_json(o, t);
-      discarded.push_back(t);
-    };
-    server = std::make_unique<Peer>(std::move(s));
-  }
-  static Incoming incoming(Outgoing&& o) {
-    Incoming in;
-    in.batch = o.batch;
-    for (auto& m : o.messages)
-      std::visit([&](auto&& v) { in.items.emplace_back(std::move(v)); }, std::move(m));
-    return in;
-  }
-  // Delivers until both queues are empty.
-  void run() {
-    while (!to_server.empty() || !to_client.empty()) {
-      if (!to_server.empty()) {
-        auto o = std::move(to_server.front());
-        to_server.pop_front();
-        server->receive(incoming(std::move(o)));
-      }
-      if (!to_client.empty()) {
-        auto o = std::move(to_client.front());
-        to_client.pop_front();
-        client->receive(incoming(std::move(o)));
-      }
-    }
-  }
-};
 
 // A producer that writes `n` chunks (their index), each as soon as the
 // caller has room, then answers {"chunks": n}.

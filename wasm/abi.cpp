@@ -46,6 +46,7 @@ static_assert(code::kParseError == -32700 && code::kInvalidRequest == -32600 &&
                   code::kInternalError == -32603 && code::kServerError == -32000 &&
                   code::kTimeout == -32001 && code::kClosed == -32002 && code::kOverloaded == -32003 &&
                   code::kRateLimited == -32004 && code::kUnavailable == -32005 &&
+                  code::kVersionMismatch == -32006 &&
                   code::kRequestCancelled == -32800,
               "WEFT_ABI_CODES are weft::code's values");
 

@@ -173,6 +173,7 @@
   X(Overloaded, -32003)            \
   X(RateLimited, -32004)           \
   X(Unavailable, -32005)           \
+  X(VersionMismatch, -32006)       \
   X(RequestCancelled, -32800)
 
 // weft::Diagnostic::Kind (peer.h), in declaration order: the number JS gets

@@ -36,6 +36,7 @@ inline constexpr int kClosed = -32002;          // endpoint/transport closed
 inline constexpr int kOverloaded = -32003;      // in-flight limit reached
 inline constexpr int kRateLimited = -32004;     // rate limit: data {limit, window, retry_after}
 inline constexpr int kUnavailable = -32005;     // draining or shutting down: data {retry_after, reason}
+inline constexpr int kVersionMismatch = -32006; // rpc.handshake: no common protocol version
 inline constexpr int kRequestCancelled = -32800;// LSP: request cancelled
 }  // namespace code
 

@@ -210,6 +210,16 @@ struct PeerLimits {
   Millis rate_window = 1000;
 };
 
+// The optional handshake (docs/protocol.md, "Handshake"): rpc.handshake
+// carries the protocol version, capabilities, limits and a session id. Off
+// by default: plain JSON-RPC peers never see it.
+struct Handshake {
+  std::string version = "1.0";            // "major.minor"; the majors must match
+  std::vector<std::string> capabilities;  // offered / agreed: "streams", "progress", "drain"
+  json limits = json::object();           // what this side enforces (informational)
+  std::string session;                    // the serving side's session id (the host makes it)
+};
+
 // A graceful drain (docs/protocol.md, "Drain"): the serving side announces
 // it with $/weft/drain, refuses new requests with kUnavailable, and finishes
 // those in flight; callers stop sending and reconnect after reconnect_after.
@@ -256,6 +266,11 @@ struct PeerOptions {
   // fail at once with kUnavailable (data: retry_after, reason) without being
   // sent; calls already pending still get their answers.
   std::function<void(const DrainNotice&)> on_drain;
+  // Serve rpc.handshake with this side's version, capabilities, limits
+  // (empty: PeerLimits as JSON) and session id. Once a handshake has agreed
+  // on capabilities (either side), streams and progress work only if
+  // "streams" / "progress" were agreed.
+  std::optional<Handshake> handshake;
 };
 
 class Peer {
@@ -325,6 +340,15 @@ class Peer {
   std::optional<Millis> next_deadline() const;
   // Fails every call whose deadline <= now with kTimeout.
   void advance(Millis now);
+
+  // Sends rpc.handshake with `mine`; `done` gets the other side's answer with
+  // the capabilities both support (agreed() from then on), or the error:
+  // kVersionMismatch when the majors differ, -32601 when the other side does
+  // not serve handshakes. Errors as call().
+  Result<Id> handshake(Handshake mine, std::function<void(Result<Handshake>)> done, CallOptions opts,
+                       Millis now);
+  // What a completed handshake agreed on (either side), or nullopt.
+  const std::optional<Handshake>& agreed() const;
 
   // Starts a graceful drain: sends $/weft/drain with `notice`, then answers
   // new requests kUnavailable (data: retry_after = notice.reconnect_after,

@@ -121,6 +121,7 @@ Result<Id> Peer::start_call(std::string method, std::optional<json> params, Call
                                         std::to_string(s.opts.limits.max_pending) + ")");
   Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
   auto self = s_;
+  if (opts.on_progress && !s.allows("progress")) opts.on_progress = nullptr;  // not agreed: no progress
   if (so || opts.on_progress) {
     // docs/streams.md: $/weft/open goes just before its request, so the
     // other side knows what the caller accepts when the request arrives.

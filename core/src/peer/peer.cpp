@@ -32,7 +32,16 @@ using detail::PeerState;
 
 // ---- Peer -------------------------------------------------------------------
 
-Peer::Peer(PeerOptions options) : s_(std::make_shared<PeerState>(std::move(options))) {}
+Peer::Peer(PeerOptions options) : s_(std::make_shared<PeerState>(std::move(options))) {
+  if (s_->opts.handshake) {
+    std::weak_ptr<PeerState> weak = s_;
+    method("rpc.handshake", SyncHandler([weak](const json& params) -> Result<json> {
+      auto s = weak.lock();
+      if (!s) return Error(code::kClosed, "Endpoint closed");
+      return detail::answer_handshake(*s, params);
+    }));
+  }
+}
 
 Peer::~Peer() { close(); }
 

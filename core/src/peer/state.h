@@ -125,6 +125,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;
   bool closed = false;
+  std::optional<Handshake> agreed;             // handshake.cpp
   std::optional<DrainNotice> draining;         // this side: refusing new requests
   std::optional<DrainNotice> remote_draining;  // the other side: do not send
   double tokens = 0;                           // rate limit bucket (limits.cpp)
@@ -170,6 +171,10 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // The refusal for a new outgoing call while the other side drains.
   std::optional<Error> refuse_call() const;
 
+  // Handshake (handshake.cpp): whether a capability may be used — true when
+  // no handshake has agreed on any.
+  bool allows(const char* capability) const;
+
   // Streams (streams.cpp).
   // $/weft/open, $/weft/credit, $/weft/chunk, $/progress: true when `method`
   // is one of them and the notification was consumed.
@@ -180,6 +185,9 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // Queued chunks that will never be sent (cancel, close), to discard.
   void drop_chunks(StreamOut& out, const Id& id);
 };
+
+// rpc.handshake's answer on the serving side (handshake.cpp).
+Result<json> answer_handshake(PeerState& s, const json& params);
 
 // The $/weft/open received for request `id`, if any, as the serving entry's
 // stream state (removed from PeerState::openings either way).

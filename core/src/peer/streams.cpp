@@ -152,10 +152,11 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
       diag(Diagnostic::Kind::IgnoredMessage, "too many $/weft/open awaiting their requests; ignored");
       return true;
     }
+    // After a handshake, only what was agreed is opened.
     Opening& o = openings[*id];
-    o.stream = p.contains("credit");
+    o.stream = p.contains("credit") && allows("streams");
     o.credit = n;
-    o.progress = flag_of(p, "progress");
+    o.progress = flag_of(p, "progress") && allows("progress");
     return true;
   }
 
@@ -217,6 +218,8 @@ using detail::PeerState;
 Result<Id> Peer::stream(std::string method, std::optional<json> params, StreamOptions so,
                         CallCallback done, CallOptions opts, Millis now) {
   if (!so.on_chunk) return Error(code::kInvalidParams, "Invalid params: a stream needs on_chunk");
+  if (!s_->allows("streams"))
+    return Error(code::kInvalidRequest, "Invalid Request: streams were not agreed in the handshake");
   return start_call(std::move(method), std::move(params), std::move(done), std::move(opts), now, &so);
 }
 

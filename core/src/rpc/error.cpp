@@ -28,6 +28,7 @@ const char* default_message(int c) {
     case code::kOverloaded: return "Too many requests in flight";
     case code::kRateLimited: return "Rate limit exceeded";
     case code::kUnavailable: return "Service unavailable";
+    case code::kVersionMismatch: return "Unsupported protocol version";
     case code::kRequestCancelled: return "Request cancelled";
     default:
       return (c >= code::kServerErrorFirst && c <= code::kServerErrorLast) ? "Server error"

@@ -1,0 +1,128 @@
+// The optional handshake (docs/protocol.md, "Handshake"): rpc.handshake
+// (§4: "rpc." names are for rpc-internal methods) carries the protocol
+// version, capabilities, limits and a session id; what both sides support
+// then gates streams and progress.
+#include "weft/peer.h"
+
+#include <algorithm>
+
+#include "peer/state.h"
+
+namespace weft {
+namespace detail {
+namespace {
+
+const std::string kHandshake = "rpc.handshake";
+
+// The major part of "major.minor", or nullopt when `v` is not of that form.
+std::optional<long> major_of(const std::string& v) {
+  const auto dot = v.find('.');
+  const std::string m = v.substr(0, dot);
+  if (m.empty() || m.size() > 6 || !std::all_of(m.begin(), m.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  if (dot != std::string::npos) {
+    const std::string n = v.substr(dot + 1);
+    if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+  }
+  return std::stol(m);
+}
+
+json to_json(const Handshake& h) {
+  json caps = json::array();
+  for (const auto& c : h.capabilities) caps.push_back(c);
+  json j{{"version", h.version}, {"capabilities", std::move(caps)}, {"limits", h.limits}};
+  if (!h.session.empty()) j["session"] = h.session;
+  return j;
+}
+
+// A handshake object from params or an answer; Error -32602 names what is wrong.
+Result<Handshake> from_json(const json& j, const char* what) {
+  auto bad = [&](const std::string& m) {
+    return Error(code::kInvalidParams, std::string("Invalid params: ") + what + ": " + m);
+  };
+  if (!j.is_object()) return bad("must be an object");
+  Handshake h;
+  auto v = j.find("version");
+  if (v == j.end() || !v->is_string() || !major_of(v->get<std::string>()))
+    return bad("\"version\" must be a string \"major.minor\"");
+  h.version = v->get<std::string>();
+  if (auto c = j.find("capabilities"); c != j.end()) {
+    if (!c->is_array()) return bad("\"capabilities\" must be an array of strings");
+    for (const auto& x : *c) {
+      if (!x.is_string()) return bad("\"capabilities\" must be an array of strings");
+      h.capabilities.push_back(x.get<std::string>());
+    }
+  }
+  if (auto l = j.find("limits"); l != j.end() && l->is_object()) h.limits = *l;
+  if (auto s = j.find("session"); s != j.end() && s->is_string()) h.session = s->get<std::string>();
+  return h;
+}
+
+json limits_json(const PeerLimits& l) {
+  json j{{"max_in_flight", l.max_in_flight}, {"max_batch", l.max_batch},
+         {"max_stream_queue", l.max_stream_queue}, {"max_stream_credit", l.max_stream_credit}};
+  if (l.rate_limit) j["rate"] = json{{"limit", l.rate_limit}, {"window", l.rate_window}};
+  return j;
+}
+
+}  // namespace
+
+bool PeerState::allows(const char* capability) const {
+  if (!agreed) return true;
+  const auto& c = agreed->capabilities;
+  return std::find(c.begin(), c.end(), capability) != c.end();
+}
+
+// Serves rpc.handshake (registered by the Peer when PeerOptions::handshake is set).
+Result<json> answer_handshake(PeerState& s, const json& params) {
+  auto theirs = from_json(params, "rpc.handshake");
+  if (!theirs) return theirs.error();
+  const Handshake& mine = *s.opts.handshake;
+  if (major_of(theirs->version) != major_of(mine.version))
+    return Error(code::kVersionMismatch,
+                 "Unsupported protocol version " + theirs->version + " (this side speaks " + mine.version + ")",
+                 json{{"supported", mine.version}});
+  Handshake agreed;
+  agreed.version = mine.version;
+  for (const auto& c : mine.capabilities)
+    if (std::find(theirs->capabilities.begin(), theirs->capabilities.end(), c) != theirs->capabilities.end())
+      agreed.capabilities.push_back(c);
+  agreed.limits = mine.limits.empty() ? limits_json(s.opts.limits) : mine.limits;
+  agreed.session = mine.session;
+  s.agreed = agreed;
+  return to_json(agreed);
+}
+
+}  // namespace detail
+
+Result<Id> Peer::handshake(Handshake mine, std::function<void(Result<Handshake>)> done, CallOptions opts,
+                           Millis now) {
+  if (mine.limits.empty()) mine.limits = detail::limits_json(s_->opts.limits);
+  json params = detail::to_json(mine);
+  std::weak_ptr<detail::PeerState> weak = s_;
+  auto on_answer = [weak, mine = std::move(mine), done = std::move(done)](Result<json> r) {
+    if (!r) return done(r.error());
+    auto theirs = detail::from_json(*r, "rpc.handshake answer");
+    if (!theirs) return done(theirs.error());
+    if (detail::major_of(theirs->version) != detail::major_of(mine.version))
+      return done(Error(code::kVersionMismatch, "Unsupported protocol version " + theirs->version +
+                                                    " (this side speaks " + mine.version + ")"));
+    // The answer lists what both support; keep only what this side offered.
+    Handshake agreed = *theirs;
+    agreed.capabilities.erase(
+        std::remove_if(agreed.capabilities.begin(), agreed.capabilities.end(),
+                       [&](const std::string& c) {
+                         return std::find(mine.capabilities.begin(), mine.capabilities.end(), c) ==
+                                mine.capabilities.end();
+                       }),
+        agreed.capabilities.end());
+    if (auto s = weak.lock()) s->agreed = agreed;
+    done(std::move(agreed));
+  };
+  return call(detail::kHandshake, std::move(params), std::move(on_answer), std::move(opts), now);
+}
+
+const std::optional<Handshake>& Peer::agreed() const { return s_->agreed; }
+
+}  // namespace weft

@@ -1,0 +1,98 @@
+// The optional handshake (docs/protocol.md, "Handshake"): versions,
+// capabilities agreed and what they gate, limits and the session id.
+#include <catch2/catch.hpp>
+
+#include "peer_pair.h"
+#include "weft/weft.h"
+
+using namespace weft;
+using weft::test::Pair;
+
+namespace {
+Handshake offer(std::string version, std::vector<std::string> caps) {
+  Handshake h;
+  h.version = std::move(version);
+  h.capabilities = std::move(caps);
+  return h;
+}
+// A pair whose server serves rpc.handshake with `server_side`.
+Pair served(Handshake server_side) {
+  return Pair({}, [server_side](PeerOptions& o, bool server) {
+    if (server) o.handshake = server_side;
+  });
+}
+}  // namespace
+
+TEST_CASE("rpc.handshake agrees on the capabilities both sides have, with limits and session", "[handshake]") {
+  Handshake mine = offer("1.0", {"streams", "progress", "drain"});
+  mine.session = "s-42";
+  Pair p = served(mine);
+  std::optional<Result<Handshake>> got;
+  REQUIRE(p.client->handshake(offer("1.3", {"streams", "compression"}),
+                              [&](Result<Handshake> r) { got = std::move(r); }, {}, 0).ok());
+  p.run();
+  REQUIRE(got);
+  REQUIRE(got->ok());
+  CHECK((*got)->capabilities == std::vector<std::string>{"streams"});
+  CHECK((*got)->session == "s-42");
+  CHECK((*got)->limits.at("max_in_flight") == 4096);
+  REQUIRE(p.client->agreed());
+  REQUIRE(p.server->agreed());
+  CHECK(p.server->agreed()->capabilities == std::vector<std::string>{"streams"});
+}
+
+TEST_CASE("a different major version is refused with -32006", "[handshake]") {
+  Pair p = served(offer("1.0", {"streams"}));
+  std::optional<Result<Handshake>> got;
+  p.client->handshake(offer("2.0", {"streams"}), [&](Result<Handshake> r) { got = std::move(r); }, {}, 0);
+  p.run();
+  REQUIRE(got);
+  REQUIRE_FALSE(got->ok());
+  CHECK(got->error().code == code::kVersionMismatch);
+  CHECK(got->error().message == "Unsupported protocol version 2.0 (this side speaks 1.0)");
+  CHECK_FALSE(p.server->agreed());
+}
+
+TEST_CASE("a malformed handshake is -32602 naming the member", "[handshake]") {
+  Pair p = served(offer("1.0", {}));
+  std::optional<Result<json>> got;
+  p.client->call("rpc.handshake", json{{"version", 1}}, [&](Result<json> r) { got = std::move(r); }, {}, 0);
+  p.run();
+  REQUIRE(got);
+  CHECK(got->error().code == code::kInvalidParams);
+  CHECK(got->error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
+}
+
+TEST_CASE("handshakes are off by default: rpc.handshake is an unknown method", "[handshake]") {
+  Pair p;
+  std::optional<Result<Handshake>> got;
+  p.client->handshake(offer("1.0", {"streams"}), [&](Result<Handshake> r) { got = std::move(r); }, {}, 0);
+  p.run();
+  REQUIRE(got);
+  CHECK(got->error().code == code::kMethodNotFound);
+  CHECK_FALSE(p.client->agreed());
+}
+
+TEST_CASE("capabilities gate streams and progress once agreed", "[handshake][stream]") {
+  Pair p = served(offer("1.0", {"drain"}));  // no streams, no progress
+  p.server->method("work", MethodHandler([](json, Reply r, const CallInfo&) {
+    CHECK_FALSE(r.streaming());
+    CHECK_FALSE(r.wants_progress());
+    r.ok(1);
+  }));
+  p.client->handshake(offer("1.0", {"streams", "progress", "drain"}), [](Result<Handshake>) {}, {}, 0);
+  p.run();
+  StreamOptions so;
+  so.on_chunk = [](Chunk&&) {};
+  auto refused = p.client->stream("work", std::nullopt, so, [](Result<json>) {}, {}, 0);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "Invalid Request: streams were not agreed in the handshake");
+  // A caller that asks for progress anyway sends no $/weft/open for it.
+  CallOptions opts;
+  opts.on_progress = [](json) {};
+  const auto before = p.from_client.size();
+  p.client->call("work", std::nullopt, [](Result<json>) {}, opts, 0);
+  p.run();
+  REQUIRE(p.from_client.size() == before + 1);
+  CHECK(p.from_client.back().find("$/weft/open") == std::string::npos);
+}
