@@ -24,6 +24,14 @@ import { describe, describeId, message, params } from './wire.js';
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
 
+// A handshake offer as the core reads it (docs/protocol.md, "Handshake").
+function handshakeOffer(o) {
+  const h = { version: o?.version ?? '1.0', capabilities: o?.capabilities ?? ['streams', 'progress', 'drain'] };
+  if (o?.limits) h.limits = o.limits;
+  if (o?.session) h.session = o.session;
+  return h;
+}
+
 export class Endpoint {
   constructor(transport, role, options = {}) {
     this.transport = transport;
@@ -33,6 +41,7 @@ export class Endpoint {
     this.limits = options.limits ?? {};
     this.onDiagnostic = options.onDiagnostic;
     this.onDrain = options.onDrain;
+    this.handshakeOffer = options.handshake ? handshakeOffer(options.handshake) : null;
     this.clock = options.clock ?? systemClock;
     this.ignoreForeign = options.ignoreForeign ?? true;  // postMessage channels carry other traffic
     this.handlers = [];
@@ -65,8 +74,10 @@ export class Endpoint {
     if (this.destroyed) return;
     const t = this.timeout;
     const l = this.limits;
+    const hs = this.handshakeOffer ? put(JSON.stringify(this.handshakeOffer)) : 0;
     this.h = X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1,
-      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0);
+      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0, hs);
+    if (!this.h) return this._fail(lastError());
     hosts[this.h] = this;
     const q = this.queue;
     this.queue = null;
@@ -183,6 +194,24 @@ export class Endpoint {
 
   request(method, params, options) {
     return options?.retry ? requestWithRetry(this, method, params, options) : this._request(method, params, options, null);
+  }
+
+  /**
+   * Sends rpc.handshake (docs/protocol.md, "Handshake"); resolves with what
+   * both sides agreed on: { version, capabilities, limits, session }.
+   */
+  async handshake(offer, options) {
+    await ready;
+    return new Promise((resolve, reject) => {
+      if (!this.h) return reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
+      const rec = { resolve, reject, id: 0, done: false, signal: null, onAbort: null, group: null, sendError: null };
+      const token = this._token(rec);
+      const id = X._weft_handshake(this.h, token, put(JSON.stringify(handshakeOffer(offer))),
+        this._timeoutArg(options?.timeout), this.clock.now());
+      if (id === 0) { this._untoken(token); return reject(lastError()); }
+      rec.id = id;
+      this._arm(status(0), this.clock.now());
+    });
   }
 
   /** Starts a graceful drain (docs/protocol.md): announced, new requests answered -32005. */

@@ -202,6 +202,25 @@ export interface EndpointLimits {
   rateWindow?: number;
 }
 
+/** One side of rpc.handshake (docs/protocol.md, "Handshake"). */
+export interface HandshakeOffer {
+  /** "major.minor" (default "1.0"); different majors are refused with -32006. */
+  version?: string;
+  /** Default ["streams", "progress", "drain"]. */
+  capabilities?: string[];
+  limits?: Record<string, unknown>;
+  /** The serving side's session id. */
+  session?: string;
+}
+
+/** What a handshake agreed on: the capabilities both sides support. */
+export interface HandshakeAgreement {
+  version: string;
+  capabilities: string[];
+  limits: Record<string, unknown>;
+  session?: string;
+}
+
 /** A graceful drain, as announced ($/weft/drain, docs/protocol.md). */
 export interface DrainNotice {
   reason: string;
@@ -221,6 +240,8 @@ export interface EndpointOptions {
   clock?: Clock;
   /** The other side announced a drain: calls made from now on reject -32005 without being sent. */
   onDrain?: (notice: DrainNotice) => void;
+  /** Serve rpc.handshake with this offer (docs/protocol.md, "Handshake"); off by default. */
+  handshake?: HandshakeOffer;
   /**
    * true (default): values without `"jsonrpc": "2.0"` are ignored (channels
    * shared with other traffic); false: answered -32600 like any invalid message.
@@ -305,6 +326,8 @@ declare class Endpoint<Remote = any, Local = any> {
   method<K extends TypedName<Local>>(name: K, handler: TypedHandler<Member<Local, K>>, spec?: ParamSpec): this;
   onNotify<P = any>(name: UntypedName<Local>, handler: NotificationHandler<P>): this;
   onNotify<K extends TypedName<Local>>(name: K, handler: NotificationHandler<ParamOf<Member<Local, K>>>): this;
+  /** Sends rpc.handshake; resolves with what both sides agreed on (rejects -32006 on a version mismatch). */
+  handshake(offer?: HandshakeOffer, options?: { timeout?: number }): Promise<HandshakeAgreement>;
   /** Starts a graceful drain: announces it, answers new requests -32005, finishes those in flight. */
   drain(notice?: Partial<DrainNotice>): void;
   /** Rejects every pending call (-32002), cancels requests being served, detaches the transport. */

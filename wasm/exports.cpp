@@ -129,7 +129,7 @@ EMSCRIPTEN_KEEPALIVE double* weft_desc(std::size_t n) { return descriptors(n); }
 // limit's 0: none).
 EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double default_timeout,
                                      double max_in_flight, double max_pending, double max_batch,
-                                     double rate_limit, double rate_window) {
+                                     double rate_limit, double rate_window, std::size_t hlen) {
   PeerOptions o;
   o.role = static_cast<Role>(role);
   o.ignore_foreign = ignore_foreign != 0;
@@ -139,6 +139,15 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
   if (max_batch > 0) o.limits.max_batch = static_cast<std::size_t>(max_batch);
   if (rate_limit > 0) o.limits.rate_limit = static_cast<std::size_t>(rate_limit);
   if (rate_window > 0) o.limits.rate_window = static_cast<Millis>(rate_window);
+  if (hlen > 0) {  // serve rpc.handshake: the offer as JSON in the input buffer
+    json j = json::parse(input().data(), input().data() + hlen, nullptr, false);
+    auto h = parse_handshake(j);
+    if (!h) {
+      set_error(h.error());
+      return 0;
+    }
+    o.handshake = std::move(*h);
+  }
   return create_host(std::move(o));
 }
 

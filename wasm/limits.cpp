@@ -34,3 +34,31 @@ EMSCRIPTEN_KEEPALIVE double weft_retry_delay(double code, int attempt, double re
 }
 
 }  // extern "C"
+
+extern "C" {
+
+// Sends rpc.handshake with the offer as JSON in the input buffer [0, hlen);
+// call `token` settles with the agreement as JSON, or the error. Returns
+// the id, or 0 with the error at weft_error().
+EMSCRIPTEN_KEEPALIVE double weft_handshake(int h, int token, std::size_t hlen, double timeout, double now) {
+  Host* x = host(h);
+  if (!x) return 0;
+  auto offer = parse_handshake(json::parse(input().data(), input().data() + hlen, nullptr, false));
+  if (!offer) {
+    set_error(offer.error());
+    return 0;
+  }
+  CallCallback settle = settle_to(h, token);
+  auto r = x->peer->handshake(
+      std::move(*offer),
+      [settle](Result<Handshake> a) { settle(a ? Result<json>(handshake_json(*a)) : Result<json>(a.error())); },
+      call_options(timeout), to_ms(now));
+  if (!r.ok()) {
+    set_error(r.error());
+    return 0;
+  }
+  if ((x = host(h))) note_deadline(x);
+  return static_cast<double>(r->as_int());
+}
+
+}  // extern "C"

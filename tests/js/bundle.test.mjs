@@ -123,12 +123,14 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // Raised for streams and progress (docs/streams.md): the credit/queue logic
 // in the core and its exports took weft.wasm to 107,100 gzipped, the sink
 // and the chunk iterator the glue to 22,172 (20 files); then for the rate
-// limit, drain and retry rule (limits.cpp): weft.wasm 111,554, glue 22,753.
+// limit, drain and retry rule (limits.cpp): weft.wasm 111,554, glue 22,753;
+// then for rpc.handshake (handshake.cpp and its exports): weft.wasm 123,282,
+// weft_module.js 6,834. (Not yet trimmed: the next place to look for bytes.)
 const BUDGET = {
   'JS glue, js/**/*.js gzipped as one': 23500,
   'JS glue, js/**/*.js gzipped file by file': 29500,
-  'dist/weft.wasm': 114000,
-  'dist/weft_module.js': 6700,
+  'dist/weft.wasm': 125000,
+  'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1100,
 };
 

@@ -104,3 +104,21 @@ test('retry gives up after 5 attempts', T, async () => {
     assert.equal(calls, 5);
   } finally { done(); }
 });
+
+test('rpc.handshake agrees on capabilities, gates streams, refuses another major version', T, async () => {
+  const { client, server, done } = pair({}, { handshake: { capabilities: ['progress', 'drain'], session: 's-1' } });
+  try {
+    server.method('count', async (_p, ctx) => { await ctx.sink.write(1); return 1; });
+    const agreed = await client.handshake({ capabilities: ['streams', 'progress'] });
+    assert.deepEqual(agreed.capabilities, ['progress']);
+    assert.equal(agreed.session, 's-1');
+    assert.equal(agreed.version, '1.0');
+    assert.ok(agreed.limits.max_in_flight > 0);
+    await assert.rejects(client.stream('count').result, (e) => e.code === ErrorCode.InvalidRequest &&
+      /streams were not agreed/.test(e.message));
+    const { client: c2, server: s2, done: d2 } = pair({}, { handshake: { version: '1.0' } });
+    try {
+      await assert.rejects(c2.handshake({ version: '2.1' }), (e) => e.code === ErrorCode.VersionMismatch);
+    } finally { d2(); }
+  } finally { done(); }
+});

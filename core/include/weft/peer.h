@@ -220,6 +220,11 @@ struct Handshake {
   std::string session;                    // the serving side's session id (the host makes it)
 };
 
+// A handshake as JSON ({"version", "capabilities", "limits", "session"}),
+// and back; a malformed one is -32602 naming the member.
+json handshake_json(const Handshake& h);
+Result<Handshake> parse_handshake(const json& j);
+
 // A graceful drain (docs/protocol.md, "Drain"): the serving side announces
 // it with $/weft/drain, refuses new requests with kUnavailable, and finishes
 // those in flight; callers stop sending and reconnect after reconnect_after.

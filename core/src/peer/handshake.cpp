@@ -25,7 +25,9 @@ std::optional<long> major_of(const std::string& v) {
     if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return std::nullopt;
   }
-  return std::stol(m);
+  long major = 0;
+  for (char c : m) major = major * 10 + (c - '0');
+  return major;
 }
 
 json to_json(const Handshake& h) {
@@ -103,7 +105,10 @@ Result<Id> Peer::handshake(Handshake mine, std::function<void(Result<Handshake>)
   std::weak_ptr<detail::PeerState> weak = s_;
   auto on_answer = [weak, mine = std::move(mine), done = std::move(done)](Result<json> r) {
     if (!r) return done(r.error());
-    auto theirs = detail::from_json(*r, "rpc.handshake answer");
+    auto s = weak.lock();
+    json answer = std::move(*r);
+    if (s && s->opts.inspect) s->opts.inspect(answer, nullptr);  // a host placeholder → the value
+    auto theirs = detail::from_json(answer, "rpc.handshake answer");
     if (!theirs) return done(theirs.error());
     if (detail::major_of(theirs->version) != detail::major_of(mine.version))
       return done(Error(code::kVersionMismatch, "Unsupported protocol version " + theirs->version +
@@ -117,12 +122,15 @@ Result<Id> Peer::handshake(Handshake mine, std::function<void(Result<Handshake>)
                                 mine.capabilities.end();
                        }),
         agreed.capabilities.end());
-    if (auto s = weak.lock()) s->agreed = agreed;
+    if (s) s->agreed = agreed;
     done(std::move(agreed));
   };
   return call(detail::kHandshake, std::move(params), std::move(on_answer), std::move(opts), now);
 }
 
 const std::optional<Handshake>& Peer::agreed() const { return s_->agreed; }
+
+json handshake_json(const Handshake& h) { return detail::to_json(h); }
+Result<Handshake> parse_handshake(const json& j) { return detail::from_json(j, "handshake"); }
 
 }  // namespace weft

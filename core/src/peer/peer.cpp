@@ -38,7 +38,9 @@ Peer::Peer(PeerOptions options) : s_(std::make_shared<PeerState>(std::move(optio
     method("rpc.handshake", SyncHandler([weak](const json& params) -> Result<json> {
       auto s = weak.lock();
       if (!s) return Error(code::kClosed, "Endpoint closed");
-      return detail::answer_handshake(*s, params);
+      json p = params;  // a host placeholder becomes the value here (PeerOptions::inspect)
+      if (s->opts.inspect) s->opts.inspect(p, nullptr);
+      return detail::answer_handshake(*s, p);
     }));
   }
 }
