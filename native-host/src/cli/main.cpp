@@ -28,14 +28,40 @@ int serve(const Options& o) {
   weft::Millis ms;
   if (weft::host::detail::env_millis("WEFT_READ_TIMEOUT_MS", ms)) so.framing_limits.read_timeout = ms;
   if (weft::host::detail::env_millis("WEFT_GRACE_MS", ms)) so.grace_ms = ms;
+  so.web.allow_origins = o.allow_origins;
+  if (!o.http_path.empty()) so.web.http_path = o.http_path;
+  so.web.http_sessions = o.http_sessions;
+  if (o.max_message) so.web.max_message = *o.max_message;
+  if (o.max_connections) so.web.max_connections = *o.max_connections;
+  if (o.idle_timeout_ms) so.web.idle_timeout = *o.idle_timeout_ms;
   weft::host::Server server(std::move(so));
   if (o.demo) {
     auto ex = server.context().get_executor();
     server.on_peer([ex](weft::Peer& p) {
       weft::register_demo_methods(p);
       weft::host::register_sleep(p, ex);
+      // The web demo's notification (web-demo/methods.js): acknowledged with
+      // a notification back, so that server-to-client messages can be seen.
+      p.notification("note", [&p, count = 0](const weft::json& params) mutable {
+        const weft::json text = params.is_object() && params.contains("text") ? params["text"] : weft::json();
+        (void)p.notify("note.ack", weft::json{{"where", "native"}, {"count", ++count}, {"text", text}});
+      });
     });
   }
+  // --ws / --http: alone, or next to one socket/stdio transport.
+  for (auto [listen, ws] : {std::pair{&o.ws, true}, std::pair{&o.http, false}}) {
+    if (!*listen) continue;
+    auto r = ws ? server.listen_ws((*listen)->host, (*listen)->port)
+                : server.listen_http((*listen)->host, (*listen)->port);
+    if (!r) {
+      weft::host::detail::log_stderr(r.error().message);
+      return 1;
+    }
+    const std::uint16_t port = ws ? server.ws_port() : server.http_port();
+    weft::host::detail::log_stderr(std::string("listening on ") + (ws ? "ws://" : "http://") + (*listen)->host + ":" +
+                                   std::to_string(port) + (ws ? "" : server.options().web.http_path));
+  }
+  if (o.transport == Transport::Default && (o.ws || o.http)) return server.run();
   const std::string framing_name =
       weft::framing_name(o.framing.value_or(weft::host::default_framing(
           o.transport == Transport::Stdio ? weft::host::Transport::Stdio : weft::host::Transport::Unix)));
