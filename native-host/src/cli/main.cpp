@@ -1,6 +1,10 @@
 // main.cpp — the `weft` command-line tool: serve, call, notify.
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
+
+#include <boost/asio/steady_timer.hpp>
 #include <vector>
 
 #include "cli/options.h"
@@ -46,6 +50,23 @@ int serve(const Options& o) {
         const weft::json text = params.is_object() && params.contains("text") ? params["text"] : weft::json();
         (void)p.notify("note.ack", weft::json{{"where", "native"}, {"count", ++count}, {"text", text}});
       });
+      // slow {"ms": N} → {"where":"native","slept":N}: the demo's cancellable
+      // call; a cancelled one tells the caller with slow.aborted.
+      p.method("slow", weft::MethodHandler([&p, ex](weft::json params, weft::Reply reply, const weft::CallInfo&) {
+        weft::Millis ms = 5000;
+        if (params.is_object() && params.contains("ms") && params["ms"].is_number())
+          ms = std::clamp<weft::Millis>(params["ms"].get<weft::Millis>(), 0, 60000);
+        auto timer = std::make_shared<boost::asio::steady_timer>(ex, std::chrono::milliseconds(ms));
+        auto r = std::make_shared<weft::Reply>(std::move(reply));
+        const weft::Millis started = weft::host::now_ms();
+        r->on_cancel([&p, timer, started] {
+          timer->cancel();
+          (void)p.notify("slow.aborted", weft::json{{"where", "native"}, {"afterMs", weft::host::now_ms() - started}});
+        });
+        timer->async_wait([timer, r, ms](const boost::system::error_code& ec) {
+          if (!ec) r->ok(weft::json{{"where", "native"}, {"slept", ms}});
+        });
+      }));
     });
   }
   // --ws / --http: alone, or next to one socket/stdio transport.
