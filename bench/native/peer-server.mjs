@@ -3,7 +3,7 @@
 //   node peer-server.mjs jsonrpc-net PATH   npm json-rpc-2.0 over a Unix socket, newline framing
 //   node peer-server.mjs jsonrpc-ws         npm json-rpc-2.0 over npm ws, one message per text frame
 //   node peer-server.mjs raw-ws             the WebSocket floor: npm ws answering every frame with a
-//                                           canned response (same id echoed by slicing, no JSON parse)
+//                                           canned response (id and echo params cut out, no JSON parse)
 //   (the ws modes listen on 127.0.0.1:0 and print "ws://127.0.0.1:PORT" on stdout)
 // Methods: add({a,b}) -> a+b, echo([s]) -> s (the same calls weft's --demo serves).
 import net from 'node:net';
@@ -53,9 +53,10 @@ if (mode === 'vscode-stdio') {
     ws.on('message', (data) => {
       const text = data.toString();
       if (mode === 'raw-ws') {
-        // The id is the last member the clients write: `"id":N}` → answer with it.
-        const id = text.slice(text.lastIndexOf('"id":') + 5, -1);
-        ws.send(text.includes('"echo"') ? `{"jsonrpc":"2.0","result":${text.slice(text.indexOf('"params":') + 9, text.lastIndexOf(',"id":'))},"id":${id}}`
+        // json-rpc-2.0's client writes {"jsonrpc","id","method","params"}: the id
+        // is found by its key, echo's params run to the last '}'.
+        const id = /"id":(\d+)/.exec(text)[1];
+        ws.send(text.includes('"method":"echo"') ? `{"jsonrpc":"2.0","result":${text.slice(text.indexOf('"params":') + 9, text.lastIndexOf('}'))},"id":${id}}`
           : `{"jsonrpc":"2.0","result":3,"id":${id}}`);
         return;
       }
