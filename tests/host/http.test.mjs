@@ -62,12 +62,12 @@ test('the MCP SDK client transport: requests answered (JSON and SSE), notificati
   assert.deepEqual(errors.filter((e) => !/abort/i.test(String(e))), []);
 });
 
-test('POST of a request without a session: 200, a JSON body and a new Mcp-Session-Id', T, () => {
-  const r = post({ jsonrpc: '2.0', id: 7, method: 'sum', params: [1, 2, 3] });
+test('POST of a request without a session: 200, a JSON body and a new Mcp-Session-Id (the curl of docs/transports.md)', T, () => {
+  const r = post({ jsonrpc: '2.0', id: 1, method: 'subtract', params: [42, 23] });
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/json');
-  assert.match(r.headers['mcp-session-id'], /^[\x21-\x7e]+$/);
-  assert.deepEqual(JSON.parse(r.body), { jsonrpc: '2.0', result: 6, id: 7 });
+  assert.match(r.headers['mcp-session-id'], /^[0-9a-f]{32}$/);
+  assert.deepEqual(JSON.parse(r.body), { jsonrpc: '2.0', result: 19, id: 1 });
 });
 
 test('POST of a notification or a response in a session: 202 with no body', T, () => {
@@ -184,4 +184,36 @@ test('a POST stream cut before its answer resumes with GET and Last-Event-ID, an
   assert.equal(events.length, 1);
   assert.deepEqual(JSON.parse(events[0].data), { jsonrpc: '2.0', result: 300, id: 'slow' });
   assert.equal(events[0].id.split('-')[0], primed[0].id.split('-')[0]);  // same stream
+});
+
+test('SIGTERM: a request in flight is answered on its stream, the GET stream is ended, the server exits 0', T, async () => {
+  const s = await startWeb(['--http', '0', '--demo']);
+  const init = await fetch(s.http, { method: 'POST', headers: { Accept: ACCEPT, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }) });
+  const sid = init.headers.get('mcp-session-id');
+  await init.text();
+  const get = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid } });
+  const getDone = readEvents(get, () => false);
+  const slow = await fetch(s.http, { method: 'POST', headers: { Accept: ACCEPT, 'Content-Type': 'application/json', 'Mcp-Session-Id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'slow', params: { ms: 300 } }) });
+  const slowDone = readEvents(slow, () => false);
+  const exit = s.stop('SIGTERM');
+  const { events } = await within(5000, slowDone, 'answer on the POST stream');
+  assert.deepEqual(JSON.parse(events.at(-1).data).result, { where: 'native', slept: 300 });
+  await within(5000, getDone, 'GET stream ended');
+  assert.deepEqual(await exit, { code: 0, signal: null });
+});
+
+test('beyond --max-connections a connection is answered 503', T, async () => {
+  const s = await startWeb(['--http', '0', '--max-connections', '1']);
+  try {
+    const init = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const ac = new AbortController();
+    const held = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': init.headers['mcp-session-id'] }, signal: ac.signal });
+    assert.equal(held.status, 200);  // this stream holds the one connection
+    assert.equal(curl(['-H', 'Accept: text/event-stream'], s.http).status, 503);
+    ac.abort();
+  } finally {
+    await s.stop();
+  }
 });

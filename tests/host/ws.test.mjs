@@ -3,6 +3,7 @@
 // weft-rpc's webSocketTransport.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import WebSocket from 'ws';
 import { within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
@@ -175,4 +176,57 @@ test('SIGTERM: a request in flight is answered, then the connection is closed 10
   assert.equal(answers[1].result, 300);
   assert.equal((await c).code, 1001);
   assert.deepEqual(await exit, { code: 0, signal: null });
+});
+
+test('a client that answers nothing (not even the pings) for --idle-timeout is closed', T, async () => {
+  const s = await startWeb(['--ws', '0', '--idle-timeout', '400']);
+  try {
+    const { port } = new URL(s.ws);
+    // A hand-made upgrade, then silence: npm ws would answer the server's pings.
+    const sock = net.connect(Number(port), '127.0.0.1');
+    let got = '';
+    sock.on('data', (d) => { got += d.toString('latin1'); });
+    sock.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    const t0 = Date.now();
+    await within(5000, new Promise((r) => sock.once('close', r)), 'server closing the idle connection');
+    assert.match(got, /^HTTP\/1\.1 101/);
+    assert.ok(got.includes('\x89'), 'a ping was sent first');  // opcode 0x9 with FIN
+    assert.ok(Date.now() - t0 >= 300, 'not before the idle timeout');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a client that stops reading is a slow client: its connection is closed after the write timeout', T, async () => {
+  const s = await startWeb(['--ws', '0', '--demo'], { WEFT_WRITE_TIMEOUT_MS: '300' });
+  try {
+    const ws = await open(s.ws);
+    ws._socket.pause();  // npm ws reads no more: the kernel buffers fill, the server's write stalls
+    const big = 'x'.repeat(256 * 1024);
+    // 40 MiB of answers: more than the socket buffers and max_queued_output (8 MiB) hold.
+    for (let i = 0; i < 160; i++) ws.send(JSON.stringify({ jsonrpc: "2.0", id: i, method: "echo", params: [big] }));
+    await within(10000, s.waitLog(/slow client/), 'the server noticing the slow client');
+    const c = closed(ws);
+    ws._socket.resume();
+    await c;
+  } finally {
+    await s.stop();
+  }
+});
+
+test('serve flags: a bad --ws/--http address or --allow-origin value is a usage error (exit 2)', T, async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { WEFT_BIN } = await import('./helpers.mjs');
+  for (const [args, msg] of [
+    [['--ws', 'nope'], /--ws expects \[HOST:\]PORT, got 'nope'/],
+    [['--http', '127.0.0.1:99999'], /--http expects \[HOST:\]PORT/],
+    [['--ws', '0', '--http-path', 'mcp'], /--http-path expects a path starting with '\/'/],
+    [['--ws', '0', '--allow-origin', ''], /--allow-origin needs an origin/],
+    [['--ws', '0', '--max-message', '0'], /--max-message expects an integer/],
+  ]) {
+    const r = spawnSync(WEFT_BIN, ['serve', ...args], { encoding: 'utf8', timeout: 5000 });
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, msg);
+  }
 });

@@ -32,6 +32,7 @@ int serve(const Options& o) {
   weft::Millis ms;
   if (weft::host::detail::env_millis("WEFT_READ_TIMEOUT_MS", ms)) so.framing_limits.read_timeout = ms;
   if (weft::host::detail::env_millis("WEFT_GRACE_MS", ms)) so.grace_ms = ms;
+  if (weft::host::detail::env_millis("WEFT_WRITE_TIMEOUT_MS", ms)) so.web.write_timeout = ms;
   so.web.allow_origins = o.allow_origins;
   if (!o.http_path.empty()) so.web.http_path = o.http_path;
   so.web.http_sessions = o.http_sessions;

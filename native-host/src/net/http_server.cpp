@@ -146,6 +146,9 @@ class HttpService final : public WebService {
       if (!e) close_all();
     });
     for (auto& c : snapshot()) c->drain();
+    // GET streams would hold the server for the whole grace period.
+    auto sessions = sessions_;
+    for (auto& [id, s] : sessions) s->end_get_connection();
     notify_idle();
   }
   void close_all() override {

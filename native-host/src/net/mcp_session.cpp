@@ -168,6 +168,14 @@ void McpSession::detach(const Exchange* x) {
   arm_idle();
 }
 
+void McpSession::end_get_connection() {
+  Stream& st = streams_[0];
+  if (auto sink = st.sink.lock()) {
+    st.sink.reset();
+    sink->sse_end();
+  }
+}
+
 void McpSession::touch() {
   if (ended_) return;
   arm_idle();

@@ -71,6 +71,9 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
   Opened open_stream(const std::shared_ptr<Exchange>& x, const std::optional<std::string>& last_event_id);
   // The connection of a stream went away (the stream itself goes on).
   void detach(const Exchange* x);
+  // Server stopping: the GET stream's connection is ended (its events stay);
+  // POST streams end with their answers.
+  void end_get_connection();
 
   // Ends the session: peer closed (pending work cancelled), streams ended.
   void end(const std::string& why);
