@@ -99,6 +99,19 @@ test('403: an Origin not in --allow-origin, with a JSON-RPC error body without i
   assert.equal(post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }, { Origin: 'http://page.example' }).status, 200);
 });
 
+test('CORS: an allowed origin gets a preflight answer and may read Mcp-Session-Id; others get 403', T, () => {
+  const pre = curl(['-X', 'OPTIONS', '-H', 'Origin: http://page.example', '-H', 'Access-Control-Request-Method: POST',
+    '-H', 'Access-Control-Request-Headers: content-type, mcp-session-id']);
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers['access-control-allow-origin'], 'http://page.example');
+  assert.match(pre.headers['access-control-allow-methods'], /POST/);
+  assert.match(pre.headers['access-control-allow-headers'], /Mcp-Session-Id/);
+  const r = post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }, { Origin: 'http://page.example' });
+  assert.equal(r.headers['access-control-allow-origin'], 'http://page.example');
+  assert.equal(r.headers['access-control-expose-headers'], 'Mcp-Session-Id');
+  assert.equal(curl(['-X', 'OPTIONS', '-H', 'Origin: http://evil.example']).status, 403);
+});
+
 test('404: an unknown session id, and any path but the endpoint', T, () => {
   assert.equal(post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }, { 'Mcp-Session-Id': 'no-such-session' }).status, 404);
   assert.equal(curl(['-X', 'POST', '-d', '{}'], srv.http.replace('/mcp', '/other')).status, 404);

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <boost/asio/steady_timer.hpp>
-#include <vector>
 
 #include "cli/options.h"
 #include "demo.h"
@@ -55,7 +55,7 @@ int serve(const Options& o) {
       // call; a cancelled one tells the caller with slow.aborted.
       p.method("slow", weft::MethodHandler([&p, ex](weft::json params, weft::Reply reply, const weft::CallInfo&) {
         weft::Millis ms = 5000;
-        if (params.is_object() && params.contains("ms") && params["ms"].is_number())
+        if (params.is_object() && params.contains("ms") && params["ms"].is_number_integer())
           ms = std::clamp<weft::Millis>(params["ms"].get<weft::Millis>(), 0, 60000);
         auto timer = std::make_shared<boost::asio::steady_timer>(ex, std::chrono::milliseconds(ms));
         auto r = std::make_shared<weft::Reply>(std::move(reply));

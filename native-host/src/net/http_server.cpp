@@ -1,6 +1,7 @@
 // http_server.cpp — `listen_http`: the MCP Streamable HTTP transport
 // (revision 2025-11-25) on Boost.Beast: one endpoint (WebOptions::http_path)
-// taking POST, GET and DELETE (docs/transports.md, "Streamable HTTP").
+// taking POST, GET and DELETE, and OPTIONS for browsers' CORS preflight
+// (docs/transports.md, "Streamable HTTP").
 //
 // Checks, in order, each answered with its status and a JSON-RPC error body
 // without id where the spec allows one: Origin (403), path (404),
@@ -88,6 +89,8 @@ class HttpConn : public Exchange, public std::enable_shared_from_this<HttpConn> 
   void del();
   void respond(http::status status, std::string body, const char* type = "application/json",
                std::optional<std::string> session = std::nullopt);
+  void preflight();
+  template <class Fields> void cors(Fields& res) const;
   void start_sse(std::string first, std::optional<std::string> session, std::shared_ptr<McpSession> s);
   void watch_close();
   void pump();
@@ -101,6 +104,7 @@ class HttpConn : public Exchange, public std::enable_shared_from_this<HttpConn> 
   std::optional<http::request_parser<http::string_body>> parser_;
   http::request<http::string_body> req_;
   std::shared_ptr<McpSession> session_;  // while streaming (or stateless)
+  std::optional<std::string> cors_origin_;  // an allowed Origin of the current request
   bool first_ = true;
   bool handling_ = false;
   bool draining_ = false;
@@ -288,9 +292,11 @@ void HttpConn::on_read(beast::error_code ec) {
 
 void HttpConn::handle() {
   auto origin = header(req_, "Origin");
+  cors_origin_.reset();
   if (!origin_allowed(web_.allow_origins, origin.has_value(), origin ? *origin : std::string()))
     return respond(http::status::forbidden,
                    error_body(code::kServerError, "origin " + *origin + " is not allowed (weft serve --allow-origin)"));
+  cors_origin_ = origin;
   std::string_view target = sv(req_.target());
   target = target.substr(0, target.find('?'));
   if (target != web_.http_path)
@@ -305,6 +311,7 @@ void HttpConn::handle() {
                                                            "' (2025-03-26, 2025-06-18, 2025-11-25)"));
   }
   switch (req_.method()) {
+    case http::verb::options: return preflight();
     case http::verb::post: return post();
     case http::verb::get: return get();
     case http::verb::delete_: return del();
@@ -393,12 +400,41 @@ void HttpConn::del() {
   respond(http::status::no_content, "", nullptr);
 }
 
+// A page on an allowed origin calls the endpoint with fetch(): its POST (JSON
+// body, custom headers) is preflighted, and it must be allowed to read
+// Mcp-Session-Id (Fetch standard, CORS protocol).
+void HttpConn::preflight() {
+  auto res = std::make_shared<http::response<http::empty_body>>(http::status::no_content, req_.version());
+  res->set(http::field::server, "weft");
+  cors(*res);
+  res->set(http::field::access_control_allow_methods, "GET, POST, DELETE");
+  res->set(http::field::access_control_allow_headers,
+           "Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+  res->set(http::field::access_control_max_age, "600");
+  res->keep_alive(req_.keep_alive() && !draining_);
+  stream_.expires_after(ms(web_.write_timeout));
+  http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+    self->handling_ = false;
+    if (ec || !res->keep_alive()) return self->finish("");
+    self->do_read();
+  });
+}
+
+template <class Fields>
+void HttpConn::cors(Fields& res) const {
+  if (!cors_origin_) return;
+  res.set(http::field::access_control_allow_origin, *cors_origin_);
+  res.set(http::field::access_control_expose_headers, "Mcp-Session-Id");
+  res.set(http::field::vary, "Origin");
+}
+
 void HttpConn::respond(http::status status, std::string body, const char* type, std::optional<std::string> session) {
   auto res = std::make_shared<http::response<http::string_body>>(status, req_.version() ? req_.version() : 11);
   res->set(http::field::server, "weft");
   if (type && !body.empty()) res->set(http::field::content_type, type);
   if (status == http::status::method_not_allowed) res->set(http::field::allow, web_.http_sessions ? "GET, POST, DELETE" : "POST");
   if (session) res->set("Mcp-Session-Id", *session);
+  cors(*res);
   res->keep_alive(req_.keep_alive() && !draining_);
   res->body() = std::move(body);
   if (status != http::status::no_content) res->prepare_payload();  // RFC 9110 §8.6: no Content-Length on 204
@@ -423,6 +459,7 @@ void HttpConn::start_sse(std::string first, std::optional<std::string> session, 
   sse_res_->set(http::field::content_type, "text/event-stream");
   sse_res_->set(http::field::cache_control, "no-cache");
   if (session) sse_res_->set("Mcp-Session-Id", *session);
+  cors(*sse_res_);
   sse_res_->keep_alive(false);  // the connection closes with the stream
   sse_res_->chunked(true);
   sse_sr_.emplace(*sse_res_);
