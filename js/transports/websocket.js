@@ -1,7 +1,5 @@
-// A WebSocket (the browser's, or one with its shape: npm `ws`): one JSON-RPC
-// message per text frame, unpacked (docs/transports.md). Sends wait for open;
-// close fires onClose once (pending calls reject -32002); frames that are not
-// JSON text are dropped with a warning; destroy() closes the socket.
+// A WebSocket (or npm `ws`): one JSON-RPC message per text frame, no packing.
+// Contract: docs/transports.md.
 export function webSocketTransport(ws) {
   if (typeof ws?.send !== 'function' || typeof ws.addEventListener !== 'function')
     throw new TypeError('webSocketTransport(): expected a WebSocket');
@@ -14,7 +12,6 @@ export function webSocketTransport(ws) {
     message({ data }) {
       let m;
       try {
-        // Binary frames holding UTF-8 JSON are read as text too.
         m = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
       } catch {
         return console.warn('webSocketTransport: dropped a frame that is not JSON text');
