@@ -4,14 +4,14 @@
 // repetition, order alternating), medians over repetitions. Writes
 // bench/results/latest.md and a dated copy.
 //
-//   node bench/run.mjs [--quick] [--only node|browser|native] [--reps N]
+//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N]
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runNode, runWeftHeap, NODE_TRANSPORTS } from './node/rows.mjs';
 import { runStreams } from './node/streams.mjs';
-import { runNative, NATIVE_TRANSPORTS } from './native/rows.mjs';
+import { runNative, runWs, NATIVE_TRANSPORTS } from './native/rows.mjs';
 import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
 
@@ -46,6 +46,11 @@ if (!only || only === 'browser') {
   Object.assign(results, b.results);
   nativeNotes.push(...b.notes);
   browserHeap = b.heap;
+}
+if (only === 'ws') {
+  const w = await runWs(cfg, log);
+  Object.assign(results, w.results);
+  nativeNotes.push(...w.notes);
 }
 if (!only || only === 'native') {
   const n = await runNative(cfg, log);

@@ -392,6 +392,26 @@ export declare function workerTransport(worker: WorkerLike, options?: PostMessag
 /** Inside a worker: its global scope, or Node's parentPort. */
 export declare function selfTransport(options?: PostMessageTransportOptions): PostMessageTransport;
 
+/** What webSocketTransport needs: the browser's WebSocket, or npm `ws`'s. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'open' | 'message' | 'close', listener: (event: any) => void): void;
+  removeEventListener(type: 'open' | 'message' | 'close', listener: (event: any) => void): void;
+}
+/** The transports that own a connection: destroy() closes it; onClose always exists. */
+export interface ConnectionTransport extends RPCTransport {
+  destroy(): void;
+  onClose(handler: () => void): void;
+}
+/**
+ * A WebSocket (e.g. to `weft serve --ws`): one JSON-RPC message per text
+ * frame. Sends wait until it opens; when it closes, pending calls reject at
+ * once with -32002. destroy() closes the socket.
+ */
+export declare function webSocketTransport(ws: WebSocketLike): ConnectionTransport;
+
 /**
  * Resolves when the WebAssembly core has loaded; rejects with an RPCError
  * (-32002) if it cannot be (e.g. weft.wasm not found: an esbuild bundle needs

@@ -2,7 +2,8 @@
 # `npm start`: builds what is missing, then serves web-demo/ on 127.0.0.1.
 #   PORT=9000 npm start     (default 8080; free ports are used if it is busy)
 # The page is on PORT, its iframe on PORT+1 and the hostile frame on PORT+2:
-# three origins, so the origin checks are real.
+# three origins, so the origin checks are real. The native `weft serve --ws`
+# runs next to them on a free port, allowing only the page's origin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,14 @@ if [ "$stale" = 1 ]; then
   fi
   echo "start: building the WebAssembly core (scripts/build-wasm.sh)"
   bash scripts/build-wasm.sh
+fi
+
+# The native server the fourth card calls (weft serve --ws, started by
+# web-demo/server.mjs): built when missing.
+if [ ! -x build/native-host/weft ]; then
+  echo "start: building the native host (cmake, build/)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build --target weft_cli
 fi
 
 if [ ! -d node_modules ]; then

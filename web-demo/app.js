@@ -1,10 +1,11 @@
-// The weft web demo: one page talking JSON-RPC 2.0 across three boundaries
-// (a cross-origin iframe, a dedicated Worker, a MessageChannel), with a live
-// message log and a latency panel. Plain ES modules; no bundler.
+// The weft web demo: one page talking JSON-RPC 2.0 across four boundaries
+// (a cross-origin iframe, a dedicated Worker, a MessageChannel, and a native
+// `weft serve --ws` over a WebSocket), with a live message log and a latency
+// panel. Plain ES modules; no bundler.
 import config from './config.js';
 import {
   Peer, RPCError, ErrorCode, ready, coreVersion,
-  windowTransport, workerTransport, portTransport,
+  windowTransport, workerTransport, portTransport, webSocketTransport,
 } from '/js/index.js';
 import { serveDemo } from './methods.js';
 
@@ -90,7 +91,12 @@ const boundaries = {
   iframe: { title: 'iframe', sub: `second-origin <iframe> · windowTransport` },
   worker: { title: 'Worker', sub: 'dedicated module Worker · workerTransport' },
   channel: { title: 'MessageChannel', sub: 'port1 ↔ port2 · portTransport' },
+  // The native server (C++, weft serve --ws --demo) has no `ping`: echo serves the burst.
+  native: { title: 'native', sub: 'weft serve --ws (C++) · webSocketTransport', ping: 'echo' },
 };
+// `fail` as every server answers it: the native demo's answers with the error
+// it is given, the page's own servers ignore the params (web-demo/methods.js).
+const FAIL = { code: 4000, message: 'Deliberate failure', data: { hint: 'handlers choose code, message and data' } };
 
 function setStatus(b, state, text) {
   const el = $(`[data-testid="${b}-status"]`);
@@ -164,6 +170,31 @@ function startChannel() {
   B.server.ready.then(() => B.server.notify('boundary.ready', { where: 'channel' }));
 }
 
+// native: the browser's WebSocket to `weft serve --ws`, started by npm start
+// (web-demo/server.mjs): the same JSON text the C++ core parses everywhere.
+function startNative() {
+  const B = boundaries.native;
+  if (!config.native) {
+    setStatus('native', 'unavailable', 'not running');
+    log('native', 'info', undefined, `native server not running: ${config.nativeWhy}`);
+    return;
+  }
+  setStatus('native', 'loading', 'connecting');
+  const ws = new WebSocket(config.native);
+  B.ws = ws;
+  ws.addEventListener('open', () => { if (B.ws === ws) setStatus('native', 'ready'); });
+  ws.addEventListener('close', (ev) => {
+    log('native', 'info', undefined, `WebSocket closed (${ev.code})`);
+    if (B.ws === ws) { B.ws = null; setStatus('native', 'closed', `closed (${ev.code})`); }
+  });
+  B.peer = clientPeer('native', webSocketTransport(ws));
+}
+function disconnectNative() {
+  const B = boundaries.native;
+  if (!B.ws) return;
+  B.ws.close(1000);   // webSocketTransport notices: pending calls fail with -32002
+}
+
 // ----------------------------------------------------------------- the actions
 const actions = {
   async call(b) {
@@ -188,7 +219,7 @@ const actions = {
       { method: 'add', params: [2, 3] },
       { method: 'echo', params: ['batched'] },
       { method: 'note', params: { text: 'in a batch' }, notification: true },
-      { method: 'fail' },
+      { method: 'fail', params: FAIL },
     ];
     const t0 = performance.now();
     const res = await Promise.allSettled(boundaries[b].peer.batch(entries));
@@ -217,7 +248,8 @@ const actions = {
       if (e?.code === ErrorCode.RequestCancelled) {
         out(b, 'slow', 'cancelled', `cancelled: rejected ${ms(dt ?? 0)} after Cancel (${errText(e)})`);
       } else if (e?.code === ErrorCode.Closed) {
-        out(b, 'slow', 'closed', `failed at once: ${errText(e)} — ${b === 'worker' ? 'the worker was terminated' : 'the channel closed'}`);
+        const why = { worker: 'the worker was terminated', native: 'the WebSocket closed' }[b] ?? 'the channel closed';
+        out(b, 'slow', 'closed', `failed at once: ${errText(e)} — ${why}`);
       } else {
         out(b, 'slow', 'error', `failed: ${errText(e)}`);
       }
@@ -235,7 +267,7 @@ const actions = {
   async fail(b) {
     out(b, 'fail', 'pending', 'calling fail…');
     try {
-      const r = await boundaries[b].peer.request('fail');
+      const r = await boundaries[b].peer.request('fail', FAIL);
       out(b, 'fail', 'unexpected', `unexpectedly succeeded: ${short(r)}`);
     } catch (e) {
       out(b, 'fail', 'error', `RPCError ${e.code}: ${e.message}${e.data ? ' · data ' + short(e.data, 48) : ''}`);
@@ -243,6 +275,13 @@ const actions = {
   },
   async stats(b) {
     out(b, 'stats', 'pending', 'asking…');
+    if (b === 'native') {
+      try {
+        const s = await boundaries[b].peer.request('rpc.ping');
+        out(b, 'stats', 'ok', `rpc.ping: ${s.status} · weft ${s.version} · ${s.connections} connection(s) · up ${Math.round(s.uptime_ms / 1000)} s`);
+      } catch (e) { out(b, 'stats', 'error', `failed: ${errText(e)}`); }
+      return;
+    }
     try {
       const s = await boundaries[b].peer.request('stats');
       const el = $(`[data-testid="${b}-out-stats"]`);
@@ -267,6 +306,8 @@ const extras = {
   swap: () => swapFrameHostile(),
   terminate: () => terminateWorker(),
   restart: () => { terminateWorker(); startWorker(); },
+  disconnect: () => disconnectNative(),
+  reconnect: () => { disconnectNative(); startNative(); },
 };
 
 function card(b) {
@@ -275,6 +316,7 @@ function card(b) {
     iframe: [button(b, 'reload', 'Reload iframe', 'ghost small'), button(b, 'swap', 'Swap in hostile page', 'ghost danger small')],
     worker: [button(b, 'terminate', 'Terminate worker', 'ghost danger small'), button(b, 'restart', 'Restart worker', 'ghost small')],
     channel: [],
+    native: [button(b, 'disconnect', 'Close WebSocket', 'ghost danger small'), button(b, 'reconnect', 'Reconnect', 'ghost small')],
   }[b];
   const cancel = button(b, 'cancel', 'Cancel', 'ghost');
   cancel.disabled = true;
@@ -336,7 +378,7 @@ for (const b of Object.keys(boundaries)) {
     h('td', { class: 'num', 'data-k': 'rate', text: '–' })));
 }
 
-async function burst(peer, n = 1000, inFlight = 32) {
+async function burst(peer, method = 'ping', n = 1000, inFlight = 32) {
   const lat = new Array(n);
   let next = 0;
   const t0 = performance.now();
@@ -344,7 +386,7 @@ async function burst(peer, n = 1000, inFlight = 32) {
     while (next < n) {
       const i = next++;
       const s = performance.now();
-      await peer.request('ping', [i]);
+      await peer.request(method, [i]);
       lat[i] = performance.now() - s;
     }
   };
@@ -397,7 +439,7 @@ $('#bench-run').addEventListener('click', async (ev) => {
     logPaused = true;
     log(b, 'info', undefined, 'latency burst: 1,000 ping calls (messages not logged)');
     try {
-      const r = await burst(boundaries[b].peer);
+      const r = await burst(boundaries[b].peer, boundaries[b].ping);
       results[b] = r;
       tr.dataset.state = 'done';
       tr.querySelector('[data-k="p50"]').textContent = ms(r.p50);
@@ -429,3 +471,4 @@ ready.then(() => {
 startFrame();
 startWorker();
 startChannel();
+startNative();

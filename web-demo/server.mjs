@@ -4,8 +4,12 @@
 //   app      the parent page         http://127.0.0.1:PORT/web-demo/
 //   frame    the iframe's origin     http://127.0.0.1:PORT+1
 //   hostile  a disallowed origin     http://127.0.0.1:PORT+2 (the "hostile frame")
+//   native   `weft serve --ws 127.0.0.1:0 --demo --allow-origin <app>`, the
+//            native server the fourth card calls (ws://127.0.0.1:<free port>;
+//            $WEFT_BIN, default build/native-host/weft; null when missing)
 // '/web-demo/config.js' is generated so every page knows the real origins.
 // Usage: node web-demo/server.mjs   (PORT=8080 by default; busy -> free ports)
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -95,12 +99,35 @@ function listen(server, port, host) {
   });
 }
 
+const WEFT_BIN = process.env.WEFT_BIN || path.join(ROOT, 'build', 'native-host', 'weft');
+
 /**
- * Starts the three servers. `port` 0 picks free ports; otherwise port, port+1
+ * Starts the native WebSocket server for the page on `origin`. Resolves with
+ * { url, stop() }, or { url: null, why } when it cannot run.
+ */
+export function startNative(origin, bin = WEFT_BIN) {
+  if (!fs.existsSync(bin)) return Promise.resolve({ url: null, why: `${path.relative(ROOT, bin)} is not built`, stop: async () => {} });
+  return new Promise((resolve) => {
+    const proc = spawn(bin, ['serve', '--ws', '127.0.0.1:0', '--demo', '--allow-origin', origin], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise((r) => proc.once('exit', r));
+    const stop = async () => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM'); await exited; };
+    let log = '';
+    proc.stderr.on('data', (c) => {
+      log += c;
+      const m = /listening on (ws:\/\/\S+)/.exec(log);
+      if (m) resolve({ url: m[1], stop });
+    });
+    proc.once('error', (e) => resolve({ url: null, why: e.message, stop }));
+    exited.then((code) => resolve({ url: null, why: `weft serve exited (${code}): ${log.trim()}`, stop }));
+  });
+}
+
+/**
+ * Starts the three servers, and the native one (`native: false` skips it). `port` 0 picks free ports; otherwise port, port+1
  * and port+2 are used, falling back to free ports when any of them is busy
  * (unless `strict`). Resolves with { origins, url, close() }.
  */
-export async function startServer({ port = 0, host = '127.0.0.1', strict = false } = {}) {
+export async function startServer({ port = 0, host = '127.0.0.1', strict = false, native = true } = {}) {
   const origins = {};
   const servers = [];
   const names = ['app', 'frame', 'hostile'];
@@ -121,9 +148,13 @@ export async function startServer({ port = 0, host = '127.0.0.1', strict = false
     await closeAll();
     if (strict || port === 0 || e.code !== 'EADDRINUSE') throw e;
     console.log(`ports ${port}-${port + 2} are busy; using free ports instead`);
-    return startServer({ port: 0, host, strict: true });
+    return startServer({ port: 0, host, strict: true, native });
   }
-  return { origins, url: `${origins.app}/web-demo/`, close: closeAll };
+  const weft = native ? await startNative(origins.app) : { url: null, why: 'not started', stop: async () => {} };
+  origins.native = weft.url;
+  origins.nativeWhy = weft.why ?? null;
+  const close = async () => { await weft.stop(); await closeAll(); };
+  return { origins, url: `${origins.app}/web-demo/`, close };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
@@ -144,6 +175,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] || '').href) {
   console.log(`  open:            ${url}`);
   console.log(`  iframe origin:   ${origins.frame}`);
   console.log(`  hostile origin:  ${origins.hostile}`);
+  console.log(`  native server:   ${origins.native ?? 'not running: ' + origins.nativeWhy}`);
   console.log('Ctrl-C to stop.');
   const stop = () => { close().then(() => process.exit(0)); };
   process.on('SIGINT', stop);

@@ -1,4 +1,4 @@
-// Native rows: stdio between two processes and a Unix socket. The servers run
+// Native rows: stdio between two processes, a Unix socket and a WebSocket. The servers run
 // as separate processes (weft serve, the C echo floor, a Node peer); the client
 // for all of them is this Node process (len32be frames for weft and the floor;
 // each peer's own client for the peers). A C client (weft-bench-pipelined)
@@ -28,6 +28,7 @@ export const NATIVE_TRANSPORTS = {
   'stdio-c': { label: 'stdio, C client' },
   'unix-c': { label: 'Unix socket, C client' },
   'stdio-lsp-c': { label: 'stdio LSP framing, C client' },
+  ws: { label: 'WebSocket (loopback TCP)' },
 };
 const CLIENT = path.join(root, 'build/bench/client');
 
@@ -143,6 +144,46 @@ function ndjsonClient(sock) {
   });
 }
 
+// WebSocket rows: every server is driven by the same client, npm json-rpc-2.0's
+// JSONRPCClient over npm ws (one message per text frame); "weft-rpc client" is
+// weft's own (webSocketTransport) against weft serve --ws.
+const WS_SERVERS = {
+  'raw ws (canned answers)': () => spawn(process.execPath, [PEER, 'raw-ws'], { stdio: ['ignore', 'pipe', 'inherit'] }),
+  'weft serve --ws': () => spawn(WEFT, ['serve', '--ws', '127.0.0.1:0', '--demo'], { stdio: ['ignore', 'ignore', 'pipe'] }),
+  'weft serve --ws, weft-rpc client': () => spawn(WEFT, ['serve', '--ws', '127.0.0.1:0', '--demo'], { stdio: ['ignore', 'ignore', 'pipe'] }),
+  'json-rpc-2.0 (ws)': () => spawn(process.execPath, [PEER, 'jsonrpc-ws'], { stdio: ['ignore', 'pipe', 'inherit'] }),
+};
+
+async function openWs(name, fn) {
+  const child = WS_SERVERS[name]();
+  const out = child.stdout ?? child.stderr;
+  const url = await new Promise((resolve, reject) => {
+    let s = '';
+    out.on('data', (d) => { s += d; const m = /(ws:\/\/127\.0\.0\.1:\d+)/.exec(s); if (m) resolve(m[1]); });
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}: ${s}`)));
+  });
+  const { default: WebSocket } = await import('ws');
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+  let c;
+  let peer = null;
+  if (name.endsWith('weft-rpc client')) {
+    const weft = await import('../../js/index.js');
+    await weft.ready;
+    peer = new weft.Peer(weft.webSocketTransport(ws));
+    c = { small: () => peer.request('add', ADD), large: () => peer.request('echo', [BIG]) };
+  } else {
+    const { JSONRPCClient } = await import('json-rpc-2.0');
+    const client = new JSONRPCClient((req) => ws.send(JSON.stringify(req)));
+    ws.on('message', (d) => client.receive(JSON.parse(d.toString())));
+    c = { small: () => client.request('add', ADD), large: () => client.request('echo', [BIG]) };
+  }
+  try { return await fn(c); } finally {
+    if (peer) peer.destroy(); else ws.close();
+    await stopChild(child);
+  }
+}
+
 function stopChild(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -230,6 +271,38 @@ function cClient(sock, n, window) {
   });
 }
 
+/** The WebSocket rows (also alone: node bench/run.mjs --only ws). */
+export async function runWs(cfg, log, results = {}, notes = []) {
+  if (!fs.existsSync(WEFT)) {
+    notes.push(`WebSocket rows skipped: ${WEFT} missing`);
+    return { results, notes };
+  }
+  // WebSocket: weft serve --ws against json-rpc-2.0 over npm ws, same client, same run.
+  const names = Object.keys(WS_SERVERS);
+  results.ws = {};
+  for (const n of names) results.ws[n] = { small: [], large: [] };
+  for (let rep = 0; rep < cfg.reps; rep++) {
+    for (const name of alternate(names, rep)) {
+      await openWs(name, async (c) => {
+        const v = await c.small();
+        if (v !== 3) throw new Error(`${name}: add {"a":1,"b":2} answered ${JSON.stringify(v)}, not 3`);
+        for (const kind of ['small', 'large']) {
+          const r = await measureCall(c[kind], kind === 'large' ? cfg.large : cfg.small);
+          results.ws[name][kind].push(r);
+          log(`${NATIVE_TRANSPORTS.ws.label} rep ${rep + 1} ${name} ${kind}: p50 ${r.p50.toFixed(1)} µs, p99 ${r.p99.toFixed(1)} µs, ${Math.round(r.rate)} calls/s`);
+        }
+      });
+    }
+  }
+  const per = (name, k) => results.ws[name].small.map((x) => x[k]);
+  const ratio = (w, v) => { const r = w.slice(0, v.length).map((x, i) => x / v[i]).sort((p, q) => p - q); return r[r.length >> 1]; };
+  const thr = ratio(per('weft serve --ws', 'rate'), per('json-rpc-2.0 (ws)', 'rate'));
+  const p50 = ratio(per('weft serve --ws', 'p50'), per('json-rpc-2.0 (ws)', 'p50'));
+  notes.push(`WebSocket small call (add), weft serve --ws ÷ json-rpc-2.0 over npm ws, both driven by the same json-rpc-2.0 client over npm ws, median of ${cfg.reps} per-repetition ratios: ` +
+    `throughput **${thr.toFixed(2)}×**, p50 **${p50.toFixed(2)}×** (lower is better)`);
+  return { results, notes };
+}
+
 export async function runNative(cfg, log) {
   const notes = [];
   const memory = [];
@@ -265,6 +338,8 @@ export async function runNative(cfg, log) {
         }
       }
     }
+    await runWs(cfg, log, results, notes);
+
     // The same rows with the C client (build/bench/client): the server's figures without a JS client.
     // stdio-lsp-c: weft and the vscode-jsonrpc server both driven by the same C client (LSP framing).
     const cSets = {

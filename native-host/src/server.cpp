@@ -16,6 +16,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "listener.h"
+#include "net/hub.h"
 #include "session.h"
 #include "util.h"
 #include "weft/host/builtins.h"
@@ -43,6 +44,7 @@ struct Server::Impl {
   };
   std::list<UnixListener> unix_listeners;
   std::list<TcpListener> tcp_listeners;
+  std::unique_ptr<detail::WebService> ws, http;  // net/: WebSocket, Streamable HTTP
   std::optional<boost::asio::signal_set> signals;
   std::uint64_t next_id = 1;
   bool stopping = false;
@@ -51,6 +53,38 @@ struct Server::Impl {
 
   void log(const std::string& s) {
     if (opts.log) opts.log(s);
+  }
+
+  // What every peer gets, whatever carries it: socket sessions here, the
+  // WebSocket and HTTP peers through the Hub.
+  void install(Peer& p) {
+    if (opts.builtins) {
+      register_builtins(p, started, opts.title, [this] { return json{{"connections", connection_count()}}; });
+    }
+    for (auto& f : setups) f(p);
+  }
+
+  std::size_t connection_count() const {
+    return sessions.size() + (ws ? ws->connections() : 0) + (http ? http->connections() : 0);
+  }
+
+  detail::Hub hub() {
+    return detail::Hub{io, opts, [this](Peer& p) { install(p); }, opts.log};
+  }
+
+  bool all_closed() const {
+    return sessions.empty() && (!ws || ws->idle()) && (!http || http->idle());
+  }
+
+  Result<void> add_web(std::unique_ptr<detail::WebService>& slot,
+                       Result<std::unique_ptr<detail::WebService>> made, const char* kind) {
+    if (!made) return made.error();
+    if (slot) return Error(code::kServerError, std::string("already listening for ") + kind);
+    slot = std::move(made.value());
+    slot->on_idle = [this] {
+      if (stopping && all_closed()) finish();
+    };
+    return {};
   }
 
   void add_session(Session::Fd in, std::optional<Session::Fd> out, Framing default_framing,
@@ -65,11 +99,7 @@ struct Server::Impl {
     cfg.eof_grace = opts.grace_ms;
     cfg.log = opts.log;
     auto s = std::make_shared<Session>(io, std::move(in), std::move(out), std::move(cfg));
-    if (opts.builtins) {
-      register_builtins(s->peer(), started, opts.title,
-                        [this] { return json{{"connections", sessions.size()}}; });
-    }
-    for (auto& f : setups) f(s->peer());
+    install(s->peer());
     Session* raw = s.get();
     sessions.emplace(raw, s);
     s->on_closed = [this, raw, stdio](const std::string& why) {
@@ -78,7 +108,7 @@ struct Server::Impl {
       auto keep = sessions[raw];
       sessions.erase(raw);
       if (stdio) stop();
-      if (stopping && sessions.empty()) finish();
+      if (stopping && all_closed()) finish();
     };
     s->start();
     if (stopping) s->drain(now_ms() + opts.grace_ms);
@@ -127,14 +157,18 @@ struct Server::Impl {
     std::vector<std::shared_ptr<Session>> all;
     for (auto& [raw, s] : sessions) all.push_back(s);
     for (auto& s : all) s->drain(deadline);
-    if (sessions.empty()) finish();
+    if (ws) ws->drain(deadline);
+    if (http) http->drain(deadline);
+    if (all_closed()) finish();
   }
 
   void force_close() {
     std::vector<std::shared_ptr<Session>> all;
     for (auto& [raw, s] : sessions) all.push_back(s);
     for (auto& s : all) s->close(Error(code::kClosed, "server stopped"));
-    if (sessions.empty()) finish();
+    if (ws) ws->close_all();
+    if (http) http->close_all();
+    if (all_closed()) finish();
   }
 
   void finish() {
@@ -178,7 +212,7 @@ Server::~Server() {
 
 boost::asio::io_context& Server::context() { return impl_->io; }
 const ServerOptions& Server::options() const { return impl_->opts; }
-std::size_t Server::connections() const { return impl_->sessions.size(); }
+std::size_t Server::connections() const { return impl_->connection_count(); }
 Millis Server::started_ms() const { return impl_->started; }
 
 void Server::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec,
@@ -227,6 +261,18 @@ std::uint16_t Server::tcp_port() const {
   }
   return 0;
 }
+
+Result<void> Server::listen_ws(const std::string& host, std::uint16_t port) {
+  return impl_->add_web(impl_->ws, detail::make_ws_service(impl_->hub(), host, port), "WebSocket");
+}
+
+std::uint16_t Server::ws_port() const { return impl_->ws ? impl_->ws->port() : 0; }
+
+Result<void> Server::listen_http(const std::string& host, std::uint16_t port) {
+  return impl_->add_web(impl_->http, detail::make_http_service(impl_->hub(), host, port), "HTTP");
+}
+
+std::uint16_t Server::http_port() const { return impl_->http ? impl_->http->port() : 0; }
 
 Result<void> Server::serve_stdio() {
   // Private copies of stdin/stdout; fd 1 then points at stderr, so nothing but

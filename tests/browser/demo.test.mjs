@@ -1,6 +1,7 @@
 // Browser tests: the web demo in a real Chromium (Debian's /usr/bin/chromium,
 // driven by playwright-core), exercising every transport through the page's
-// own UI. Run: node --test --test-concurrency=1 tests/browser/
+// own UI, including Chromium's WebSocket to the native `weft serve --ws`
+// (build/native-host/weft, or $WEFT_BIN). Run: node --test --test-concurrency=1 tests/browser/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,7 +15,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const ARTIFACTS = path.join(ROOT, 'build', 'browser-artifacts');
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const T = { timeout: 30000 };
-const BOUNDARIES = ['iframe', 'worker', 'channel'];
+const BOUNDARIES = ['iframe', 'worker', 'channel', 'native'];
 
 let server, browser, page, userDataDir;
 const consoleErrors = [];
@@ -41,6 +42,7 @@ before(async () => {
   assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium`);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   server = await startServer({ port: 0 });
+  assert.ok(server.origins.native, `the native server did not start: ${server.origins.nativeWhy}`);
   userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-chromium-'));
   // A fresh profile each run (playwright passes it as --user-data-dir).
   browser = await chromium.launchPersistentContext(userDataDir, {
@@ -207,6 +209,29 @@ test('worker: terminating it fails a pending call at once with a clear error', T
   await resetOut('worker-out-call');
   await click('worker-call');
   assert.equal((await settled('worker-out-call')).state, 'ok');
+});
+
+test('native: the card talks to the weft process over a WebSocket; closing it fails a pending call at once, reconnecting works', T, async () => {
+  await click('native-stats');
+  const ping = await settled('native-out-stats');
+  assert.equal(ping.state, 'ok', ping.text);
+  assert.match(ping.text, /rpc\.ping: ok · weft \d+\.\d+\.\d+ · \d+ connection/);
+  assert.match(await page.evaluate(() => import('/web-demo/config.js').then((m) => m.default.native)), /^ws:\/\/127\.0\.0\.1:\d+$/);
+  await resetOut('native-out-slow');
+  await click('native-slow');
+  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === 'pending', tid('native-out-slow'));
+  const t0 = Date.now();
+  await click('native-disconnect');
+  const slow = await settled('native-out-slow', ['ok', 'error', 'cancelled', 'closed'], 2000);
+  assert.ok(Date.now() - t0 < 1500, 'failed promptly, no hang');
+  assert.equal(slow.state, 'closed', slow.text);
+  assert.match(slow.text, /-32002 .*the WebSocket closed/);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === 'closed', tid('native-status'));
+  await click('native-reconnect');
+  await waitReady('native');
+  await resetOut('native-out-call');
+  await click('native-call');
+  assert.equal((await settled('native-out-call')).state, 'ok');
 });
 
 test('latency burst: 1,000 calls per boundary with p50, p99 and calls/s', { timeout: 60000 }, async () => {

@@ -3,13 +3,13 @@
 // checked with expect<Equal<…>>. Run by tests/js/types.test.mjs.
 import {
   JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, ready, heapUsed, coreVersion,
-  windowTransport, portTransport, workerTransport, selfTransport,
+  windowTransport, portTransport, workerTransport, selfTransport, webSocketTransport,
 } from 'weft-rpc';
 import type {
   Endpoint, EndpointOptions, EndpointStats, EndpointLimits, CallOptions, HandlerContext, Handler,
   NotificationHandler, Params, ParamSpec, BatchEntry, Clock, DiagnosticKind, RPCTransport,
   PostMessageTransport, PostMessageTransportOptions, JSONRPCMessage, JSONRPCRequest, JSONRPCNotification,
-  JSONRPCResponse, JSONRPCSuccessResponse, JSONRPCErrorResponse, PortLike, WorkerLike, PostTarget, MessageSource,
+  JSONRPCResponse, JSONRPCSuccessResponse, JSONRPCErrorResponse, PortLike, WorkerLike, PostTarget, MessageSource, WebSocketLike, ConnectionTransport,
 } from 'weft-rpc';
 import { expect, type Equal } from './util.js';
 
@@ -54,7 +54,12 @@ export async function untyped(): Promise<void> {
   const workers: WorkerLike[] = [worker];
   const targets: PostTarget[] = [window];
   const sources: MessageSource[] = [window];
-  void [wt, st, ports, workers, targets, sources];
+  // The browser's WebSocket fits webSocketTransport (npm `ws` does too: tests/types/node.ts).
+  const socket = new WebSocket('ws://127.0.0.1:8765/');
+  const wst: ConnectionTransport = webSocketTransport(socket);
+  wst.onClose(() => {});
+  const sockets: WebSocketLike[] = [socket];
+  void [wt, st, ports, workers, targets, sources, wst, sockets];
 
   // A transport of one's own: send/onMessage, destroy/onClose/onSendError optional.
   const custom: RPCTransport = {

@@ -1,6 +1,6 @@
 // Wrong usages: each line after `// @ts-expect-error` must NOT compile (tsc
 // fails with "Unused '@ts-expect-error' directive" if one does).
-import { JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, portTransport, workerTransport, windowTransport } from 'weft-rpc';
+import { JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, portTransport, workerTransport, windowTransport, webSocketTransport } from 'weft-rpc';
 import type { EndpointOptions, ParamSpec } from 'weft-rpc';
 
 interface Api {
@@ -37,6 +37,8 @@ export async function wrong(port: MessagePort): Promise<void> {
   new JSONRPCClient({ send() {} });
   // @ts-expect-error not a worker
   workerTransport({});
+  // @ts-expect-error not a WebSocket
+  webSocketTransport({ send() {} });
   // @ts-expect-error origins are strings
   windowTransport(window.parent, window, 42);
   // @ts-expect-error limits are numbers

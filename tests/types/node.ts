@@ -1,6 +1,7 @@
 // Node: node:worker_threads Workers, MessagePorts and parentPort fit the transports.
 import { Worker, MessageChannel, isMainThread } from 'node:worker_threads';
-import { JSONRPCClient, JSONRPCServer, Peer, portTransport, workerTransport, selfTransport, ready } from 'weft-rpc';
+import { JSONRPCClient, JSONRPCServer, Peer, portTransport, workerTransport, selfTransport, webSocketTransport, ready } from 'weft-rpc';
+import type { WebSocketLike } from 'weft-rpc';
 
 export async function node(): Promise<void> {
   await ready;
@@ -17,4 +18,8 @@ export async function node(): Promise<void> {
   server.method('echo', (p: unknown) => p);
   await client.request('echo', ['x']);
   await worker.terminate();
+  // Node 20 has no global WebSocket; npm `ws` (untyped here) has its shape.
+  const { default: WS } = (await import('ws' as string)) as { default: new (url: string) => WebSocketLike };
+  const ws = new Peer(webSocketTransport(new WS('ws://127.0.0.1:8765/')));
+  await ws.request('rpc.ping');
 }

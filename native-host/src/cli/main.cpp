@@ -1,7 +1,11 @@
 // main.cpp — the `weft` command-line tool: serve, call, notify.
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <boost/asio/steady_timer.hpp>
 
 #include "cli/options.h"
 #include "demo.h"
@@ -28,14 +32,58 @@ int serve(const Options& o) {
   weft::Millis ms;
   if (weft::host::detail::env_millis("WEFT_READ_TIMEOUT_MS", ms)) so.framing_limits.read_timeout = ms;
   if (weft::host::detail::env_millis("WEFT_GRACE_MS", ms)) so.grace_ms = ms;
+  if (weft::host::detail::env_millis("WEFT_WRITE_TIMEOUT_MS", ms)) so.web.write_timeout = ms;
+  so.web.allow_origins = o.allow_origins;
+  if (!o.http_path.empty()) so.web.http_path = o.http_path;
+  so.web.http_sessions = o.http_sessions;
+  if (o.max_message) so.web.max_message = *o.max_message;
+  if (o.max_connections) so.web.max_connections = *o.max_connections;
+  if (o.idle_timeout_ms) so.web.idle_timeout = *o.idle_timeout_ms;
   weft::host::Server server(std::move(so));
   if (o.demo) {
     auto ex = server.context().get_executor();
     server.on_peer([ex](weft::Peer& p) {
       weft::register_demo_methods(p);
       weft::host::register_sleep(p, ex);
+      // The web demo's notification (web-demo/methods.js): acknowledged with
+      // a notification back, so that server-to-client messages can be seen.
+      p.notification("note", [&p, count = 0](const weft::json& params) mutable {
+        const weft::json text = params.is_object() && params.contains("text") ? params["text"] : weft::json();
+        (void)p.notify("note.ack", weft::json{{"where", "native"}, {"count", ++count}, {"text", text}});
+      });
+      // slow {"ms": N} → {"where":"native","slept":N}: the demo's cancellable
+      // call; a cancelled one tells the caller with slow.aborted.
+      p.method("slow", weft::MethodHandler([&p, ex](weft::json params, weft::Reply reply, const weft::CallInfo&) {
+        weft::Millis ms = 5000;
+        if (params.is_object() && params.contains("ms") && params["ms"].is_number_integer())
+          ms = std::clamp<weft::Millis>(params["ms"].get<weft::Millis>(), 0, 60000);
+        auto timer = std::make_shared<boost::asio::steady_timer>(ex, std::chrono::milliseconds(ms));
+        auto r = std::make_shared<weft::Reply>(std::move(reply));
+        const weft::Millis started = weft::host::now_ms();
+        r->on_cancel([&p, timer, started] {
+          timer->cancel();
+          (void)p.notify("slow.aborted", weft::json{{"where", "native"}, {"afterMs", weft::host::now_ms() - started}});
+        });
+        timer->async_wait([timer, r, ms](const boost::system::error_code& ec) {
+          if (!ec) r->ok(weft::json{{"where", "native"}, {"slept", ms}});
+        });
+      }));
     });
   }
+  // --ws / --http: alone, or next to one socket/stdio transport.
+  for (auto [listen, ws] : {std::pair{&o.ws, true}, std::pair{&o.http, false}}) {
+    if (!*listen) continue;
+    auto r = ws ? server.listen_ws((*listen)->host, (*listen)->port)
+                : server.listen_http((*listen)->host, (*listen)->port);
+    if (!r) {
+      weft::host::detail::log_stderr(r.error().message);
+      return 1;
+    }
+    const std::uint16_t port = ws ? server.ws_port() : server.http_port();
+    weft::host::detail::log_stderr(std::string("listening on ") + (ws ? "ws://" : "http://") + (*listen)->host + ":" +
+                                   std::to_string(port) + (ws ? "" : server.options().web.http_path));
+  }
+  if (o.transport == Transport::Default && (o.ws || o.http)) return server.run();
   const std::string framing_name =
       weft::framing_name(o.framing.value_or(weft::host::default_framing(
           o.transport == Transport::Stdio ? weft::host::Transport::Stdio : weft::host::Transport::Unix)));

@@ -39,6 +39,17 @@ bool parse_host_port(const std::string& s, std::string& host, std::uint16_t& por
   return true;
 }
 
+// --ws/--http: HOST:PORT, or PORT alone for the loopback address.
+bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) {
+  unsigned long long v = 0;
+  if (s.find(':') == std::string::npos && parse_u64(s, 65535, v)) {
+    host = "127.0.0.1";
+    port = static_cast<std::uint16_t>(v);
+    return true;
+  }
+  return parse_host_port(s, host, port);
+}
+
 const char* command_name(Command c) {
   switch (c) {
     case Command::Serve: return "serve";
@@ -56,6 +67,9 @@ std::string usage(Command c) {
     case Command::Serve:
       return "Usage: weft serve (--stdio | --unix PATH | --tcp HOST:PORT) [--framing lsp|ndjson|len32be|len32le]\n"
              "                  [--codec json|msgpack] [--max-depth N] [--demo]\n"
+             "       weft serve [--ws [HOST:]PORT] [--http [HOST:]PORT] [--http-path PATH] [--http-stateless]\n"
+             "                  [--allow-origin ORIGIN]... [--max-message BYTES] [--max-connections N]\n"
+             "                  [--idle-timeout MS] [--demo]\n"
              "\n"
              "Serve JSON-RPC 2.0. rpc.ping and rpc.discover are always there; --demo adds\n"
              "subtract, add, sum, update, notify_hello, notify_sum, get_data, echo, fail and sleep.\n"
@@ -69,6 +83,17 @@ std::string usage(Command c) {
              "  --max-depth N      accept messages nested up to N levels (1 to 10000, default 128);\n"
              "                     deeper ones are answered -32600 with id null\n"
              "  --demo             register the demo methods\n"
+             "\n"
+             "  --ws [HOST:]PORT   WebSocket: one message per frame; JSON in text frames, MessagePack\n"
+             "                     in binary frames with the subprotocol weft.msgpack (HOST 127.0.0.1)\n"
+             "  --http [HOST:]PORT MCP Streamable HTTP at --http-path (default /mcp)\n"
+             "  --http-stateless   no Mcp-Session-Id: every POST is served alone; GET/DELETE get 405\n"
+             "  --allow-origin O   allow browser pages from origin O (exact, e.g. http://127.0.0.1:8080;\n"
+             "                     * for any); other Origins get 403. Repeatable\n"
+             "  --max-message B    largest WebSocket message / HTTP body (default 10000000)\n"
+             "  --max-connections N  open WebSocket/HTTP connections per listener (default 256; 503 beyond)\n"
+             "  --idle-timeout MS  close idle WebSocket/HTTP connections (default 60000)\n"
+             "  --ws and --http may be combined with each other and with --unix or --tcp.\n"
              "\n"
              "SIGINT/SIGTERM: stop accepting, let in-flight requests finish (5 s grace), remove\n"
              "the socket file, exit 0. Logs go to stderr.\n";
@@ -219,6 +244,32 @@ Parsed parse(const std::vector<std::string>& args) {
       if (!parse_u64(v, kMaxDepthLimit, n) || n == 0)
         return err("--max-depth expects an integer from 1 to " + std::to_string(kMaxDepthLimit) + ", got '" + v + "'");
       o.max_depth = static_cast<std::size_t>(n);
+    } else if ((a == "--ws" || a == "--http") && serve) {
+      if (!value(v)) return out;
+      Options::Listen l;
+      if (!parse_listen(v, l.host, l.port)) return err(a + " expects [HOST:]PORT, got '" + v + "'");
+      (a == "--ws" ? o.ws : o.http) = l;
+    } else if (a == "--http-path" && serve) {
+      if (!value(v)) return out;
+      if (v.empty() || v[0] != '/') return err("--http-path expects a path starting with '/', got '" + v + "'");
+      o.http_path = v;
+    } else if (a == "--http-stateless" && serve) {
+      if (!no_value()) return out;
+      o.http_sessions = false;
+    } else if (a == "--allow-origin" && serve) {
+      if (!value(v)) return out;
+      if (v.empty()) return err("--allow-origin needs an origin (scheme://host:port) or *");
+      o.allow_origins.push_back(v);
+    } else if ((a == "--max-message" || a == "--max-connections") && serve) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 1ull << 32, n) || n == 0) return err(a + " expects an integer from 1 to 2^32, got '" + v + "'");
+      (a == "--max-message" ? o.max_message : o.max_connections) = static_cast<std::size_t>(n);
+    } else if (a == "--idle-timeout" && serve) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 1ull << 40, n)) return err("--idle-timeout expects milliseconds (0: none), got '" + v + "'");
+      o.idle_timeout_ms = static_cast<Millis>(n);
     } else if (a == "--demo" && serve) {
       if (!no_value()) return out;
       o.demo = true;

@@ -28,6 +28,19 @@ struct Options {
   std::optional<Framing> framing;
   CodecKind codec = CodecKind::Json;
   bool demo = false;
+  // serve --ws / --http (with or without one of the transports above) and
+  // their web options (ServerOptions::web).
+  struct Listen {
+    std::string host;
+    std::uint16_t port = 0;
+  };
+  std::optional<Listen> ws, http;
+  std::string http_path;                   // --http-path (empty: the default)
+  bool http_sessions = true;               // --http-stateless clears it
+  std::vector<std::string> allow_origins;  // --allow-origin (repeatable)
+  std::optional<std::size_t> max_message;  // --max-message BYTES
+  std::optional<std::size_t> max_connections;
+  std::optional<Millis> idle_timeout_ms;
   std::optional<std::size_t> max_depth;  // --max-depth: CodecLimits::max_depth (unset: the core's default)
   std::optional<Millis> timeout_ms;
   int retries = 3;

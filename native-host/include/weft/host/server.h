@@ -1,4 +1,5 @@
-// weft/host/server.h — serve the core over Unix sockets, TCP and stdio.
+// weft/host/server.h — serve the core over Unix sockets, TCP, stdio,
+// WebSocket and MCP Streamable HTTP (docs/transports.md).
 //
 // A Server owns an Asio io_context (single thread). Methods registered on it
 // are installed on the Peer of every connection; each connection is an
@@ -21,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
@@ -30,6 +32,41 @@
 #include "weft/peer.h"
 
 namespace weft::host {
+
+// WebSocket (listen_ws) and Streamable HTTP (listen_http): who may connect,
+// and the limits that keep one client from holding the server
+// (docs/transports.md, "Security and limits").
+struct WebOptions {
+  // Browser origins allowed, exactly as sent ("http://127.0.0.1:8080"); "*"
+  // allows any. A request carrying an Origin header not listed is refused
+  // with 403 (DNS rebinding: MCP transports, "Security Warning"). A request
+  // without Origin (curl, native clients) is allowed.
+  std::vector<std::string> allow_origins;
+  // One WebSocket message or HTTP body, in bytes; larger is refused before it
+  // is buffered (WebSocket close 1009, HTTP 413). 0 → framing_limits.max_frame.
+  std::size_t max_message = 0;
+  std::size_t max_header = 8192;      // HTTP request header block (431 over it)
+  std::size_t max_connections = 256;  // open TCP connections per listener; beyond → 503
+  Millis handshake_timeout = 10000;   // a request (or the upgrade) must arrive within this
+  // WebSocket: a ping is sent after idle_timeout/2 of silence; a client that
+  // answers nothing for idle_timeout is closed. HTTP: a kept-alive connection
+  // with no request for this long is closed.
+  Millis idle_timeout = 60000;
+  // A write (WebSocket frame, HTTP response, SSE event) not taken by the
+  // client within this is a slow client: its connection is closed.
+  Millis write_timeout = 30000;
+  // Output queued for one WebSocket connection before reading from it pauses.
+  std::size_t max_queued_output = 8u << 20;
+  // HTTP: the MCP endpoint's path; other paths answer 404.
+  std::string http_path = "/mcp";
+  // HTTP: sessions (Mcp-Session-Id) on. Off: every POST is served by a fresh
+  // peer and GET/DELETE answer 405.
+  bool http_sessions = true;
+  std::size_t max_sessions = 1024;      // live HTTP sessions; beyond → 503
+  Millis session_idle_timeout = 600000; // a session with no request and no stream ends
+  // SSE events kept per session for Last-Event-ID replay (oldest dropped first).
+  std::size_t sse_replay_events = 1024;
+};
 
 struct ServerOptions {
   // nullopt → the transport's default: lsp on stdio, len32be on sockets.
@@ -46,6 +83,7 @@ struct ServerOptions {
   std::string title = "weft";  // rpc.discover info.title
   // Log sink (one line, no newline). Default: stderr, "weft: " prefix.
   std::function<void(std::string_view)> log;
+  WebOptions web;  // listen_ws, listen_http
 };
 
 class Server {
@@ -75,6 +113,15 @@ class Server {
   // port 0 picks a free port; see tcp_port().
   Result<void> listen_tcp(const std::string& host, std::uint16_t port);
   std::uint16_t tcp_port() const;
+  // WebSocket on HOST:PORT (port 0 picks one; see ws_port()): one JSON-RPC
+  // message or batch per frame; JSON in text frames, or MessagePack in binary
+  // frames when the client asks for the "weft.msgpack" subprotocol.
+  Result<void> listen_ws(const std::string& host, std::uint16_t port);
+  std::uint16_t ws_port() const;
+  // MCP Streamable HTTP on HOST:PORT at options().web.http_path (port 0 picks
+  // one; see http_port()).
+  Result<void> listen_http(const std::string& host, std::uint16_t port);
+  std::uint16_t http_port() const;
   // Serve one connection over stdin/stdout. stdout then carries only frames:
   // fd 1 is redirected to stderr so stray prints cannot corrupt the stream.
   // When stdin ends (and its requests are answered) the server stops.

@@ -1,0 +1,47 @@
+// A WebSocket (or npm `ws`): one JSON-RPC message per text frame, no packing.
+// Contract: docs/transports.md.
+export function webSocketTransport(ws) {
+  if (typeof ws?.send !== 'function' || typeof ws.addEventListener !== 'function')
+    throw new TypeError('webSocketTransport(): expected a WebSocket');
+  let handler = null;
+  let onClose = [];
+  let closed = false;
+  let queue = [];
+  const on = {
+    open() { for (const s of queue.splice(0)) ws.send(s); },
+    message({ data }) {
+      let m;
+      try {
+        m = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
+      } catch {
+        return console.warn('webSocketTransport: dropped a frame that is not JSON text');
+      }
+      handler?.(m);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      queue = [];
+      for (const h of onClose) h();
+    },
+  };
+  for (const k in on) ws.addEventListener(k, on[k]);
+  if (ws.readyState > 1) queueMicrotask(on.close);  // CLOSING or CLOSED already
+  return {
+    send(message) {
+      if (closed || ws.readyState > 1) throw new Error('WebSocket is closed');
+      const s = JSON.stringify(message);
+      if (ws.readyState === 0) queue.push(s);
+      else ws.send(s);
+    },
+    onMessage(h) { handler = h; },
+    onClose(h) { onClose.push(h); if (closed) h(); },
+    destroy() {
+      handler = null;
+      onClose = [];
+      queue = [];
+      for (const k in on) ws.removeEventListener(k, on[k]);
+      try { if (ws.readyState <= 1) ws.close(1000); } catch { /* closing already */ }
+    },
+  };
+}

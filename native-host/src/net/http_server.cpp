@@ -1,0 +1,556 @@
+// http_server.cpp — `listen_http`: the MCP Streamable HTTP transport
+// (revision 2025-11-25) on Boost.Beast: one endpoint (WebOptions::http_path)
+// taking POST, GET and DELETE, and OPTIONS for browsers' CORS preflight
+// (docs/transports.md, "Streamable HTTP").
+//
+// Checks, in order, each answered with its status and a JSON-RPC error body
+// without id where the spec allows one: Origin (403), path (404),
+// MCP-Protocol-Version (400), method (405), Accept (406), Content-Type (415),
+// body: one valid JSON-RPC message (400), session (400 missing, 404 unknown).
+// Sizes are bounded by Beast's parser before buffering (431 header, 413
+// body); a request must arrive within handshake_timeout (first) or
+// idle_timeout (kept-alive connection); every write within write_timeout.
+#include <deque>
+#include <random>
+#include <unordered_map>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "listener.h"
+#include "net/hub.h"
+#include "net/mcp_session.h"
+#include "net/origin.h"
+#include "session.h"  // to_time_point
+
+namespace weft::host::detail {
+
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+// MCP-Protocol-Version values this transport speaks (the header exists from
+// 2025-06-18; an absent header means 2025-03-26, MCP transports, "Protocol
+// Version Header").
+constexpr const char* kProtocolVersions[] = {"2025-03-26", "2025-06-18", "2025-11-25"};
+
+std::chrono::milliseconds ms(Millis m) { return std::chrono::milliseconds(m); }
+std::string_view sv(beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+std::optional<std::string> header(const http::request<http::string_body>& req, beast::string_view name) {
+  auto it = req.find(name);
+  if (it == req.end()) return std::nullopt;
+  return std::string(sv(it->value()));
+}
+
+// {"jsonrpc":"2.0","id":null,"error":{...}}: the body the spec allows on a
+// refused request ("a JSON-RPC error response that has no id").
+std::string error_body(int code, const std::string& message) {
+  std::string out;
+  write_json(Message{Response{Id::null(), Error(code, message)}}, out);
+  return out;
+}
+
+// 128 random bits as hex: visible ASCII (MCP: 0x21–0x7E), not guessable.
+std::string new_session_id() {
+  static std::random_device rd;
+  std::string s;
+  static const char* hex = "0123456789abcdef";
+  for (int i = 0; i < 4; ++i) {
+    std::uint32_t v = rd();
+    for (int j = 0; j < 8; ++j, v >>= 4) s += hex[v & 15];
+  }
+  return s;
+}
+
+class HttpService;
+
+class HttpConn : public Exchange, public std::enable_shared_from_this<HttpConn> {
+ public:
+  HttpConn(HttpService& svc, tcp::socket socket, std::string name);
+  void start(bool over_limit);
+  void close_now();
+  void drain();
+  bool busy() const { return handling_; }
+
+  void sse_send(std::string text) override;
+  void sse_end() override;
+
+ private:
+  void do_read();
+  void on_read(beast::error_code ec);
+  void handle();
+  void post();
+  void get();
+  void del();
+  void respond(http::status status, std::string body, const char* type = "application/json",
+               std::optional<std::string> session = std::nullopt);
+  void preflight();
+  template <class Fields> void cors(Fields& res) const;
+  void start_sse(std::string first, std::optional<std::string> session, std::shared_ptr<McpSession> s);
+  void watch_close();
+  void pump();
+  void finish(const std::string& why);
+
+  HttpService& svc_;
+  const WebOptions& web_;
+  std::string name_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::request<http::string_body> req_;
+  std::shared_ptr<McpSession> session_;  // while streaming (or stateless)
+  std::optional<std::string> cors_origin_;  // an allowed Origin of the current request
+  bool first_ = true;
+  bool handling_ = false;
+  bool draining_ = false;
+  bool finished_ = false;
+  // SSE
+  bool sse_ = false;
+  bool sse_over_ = false;
+  bool writing_ = false;
+  std::deque<std::string> out_;
+  std::optional<http::response<http::empty_body>> sse_res_;
+  std::optional<http::response_serializer<http::empty_body>> sse_sr_;
+  char probe_ = 0;
+};
+
+class HttpService final : public WebService {
+ public:
+  explicit HttpService(Hub hub) : hub_(std::move(hub)), acceptor_(hub_.io), retry_(hub_.io) {}
+
+  Result<void> listen(const std::string& host, std::uint16_t port) {
+    auto r = open_tcp_listener(acceptor_, host, port);
+    if (!r) return r;
+    accept();
+    return {};
+  }
+  std::uint16_t port() const override {
+    boost::system::error_code ec;
+    auto ep = acceptor_.local_endpoint(ec);
+    return ec ? 0 : ep.port();
+  }
+  std::size_t connections() const override { return sessions_.size(); }
+  bool idle() const override { return conns_.empty(); }
+
+  void drain(Millis deadline) override {
+    draining_ = true;
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    retry_.cancel();
+    // Sessions end when the grace period is over; connections close once
+    // their current request is answered.
+    grace_.emplace(hub_.io);
+    grace_->expires_at(to_time_point(deadline));
+    grace_->async_wait([this](beast::error_code e) {
+      if (!e) close_all();
+    });
+    for (auto& c : snapshot()) c->drain();
+    // GET streams would hold the server for the whole grace period.
+    auto sessions = sessions_;
+    for (auto& [id, s] : sessions) s->end_get_connection();
+    notify_idle();
+  }
+  void close_all() override {
+    draining_ = true;
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    auto sessions = sessions_;
+    for (auto& [id, s] : sessions) s->end("server stopped");
+    for (auto& c : snapshot()) c->close_now();
+    notify_idle();
+  }
+
+  void remove(HttpConn* c) {
+    auto it = conns_.find(c);
+    if (it == conns_.end()) return;
+    auto hold = it->second;
+    conns_.erase(it);
+    notify_idle();
+  }
+
+  std::shared_ptr<McpSession> find(const std::string& id) {
+    auto it = sessions_.find(id);
+    return it == sessions_.end() ? nullptr : it->second;
+  }
+  // nullptr when max_sessions are live.
+  std::shared_ptr<McpSession> create(bool stateful) {
+    if (stateful && sessions_.size() >= hub_.opts.web.max_sessions) return nullptr;
+    auto s = std::make_shared<McpSession>(hub_, stateful ? new_session_id() : std::string(), next_session_++);
+    if (stateful) {
+      sessions_.emplace(s->id(), s);
+      s->on_end = [this](McpSession& gone) { sessions_.erase(gone.id()); };
+    }
+    return s;
+  }
+
+  Hub& hub() { return hub_; }
+  bool draining() const { return draining_; }
+  std::size_t max_message() const {
+    return hub_.opts.web.max_message ? hub_.opts.web.max_message : hub_.opts.framing_limits.max_frame;
+  }
+  const Codec& codec() {
+    if (!codec_) codec_ = make_codec(CodecKind::Json, hub_.opts.codec_limits);
+    return *codec_;
+  }
+  void log(const std::string& s) {
+    if (hub_.log) hub_.log(s);
+  }
+
+ private:
+  std::vector<std::shared_ptr<HttpConn>> snapshot() {
+    std::vector<std::shared_ptr<HttpConn>> all;
+    for (auto& [raw, c] : conns_) all.push_back(c);
+    return all;
+  }
+  void notify_idle() {
+    if (draining_ && conns_.empty() && on_idle) on_idle();
+  }
+  void accept() {
+    acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (draining_ || ec == boost::asio::error::operation_aborted) return;
+      if (ec) {
+        log("http accept: " + ec.message());
+        retry_.expires_after(std::chrono::milliseconds(100));
+        retry_.async_wait([this](beast::error_code e) {
+          if (!e && !draining_) accept();
+        });
+        return;
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      const bool over = conns_.size() >= hub_.opts.web.max_connections;
+      auto c = std::make_shared<HttpConn>(*this, std::move(socket), "http-conn#" + std::to_string(next_conn_++));
+      conns_.emplace(c.get(), c);
+      c->start(over);
+      accept();
+    });
+  }
+
+  Hub hub_;
+  tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;
+  std::optional<boost::asio::steady_timer> grace_;
+  std::unordered_map<HttpConn*, std::shared_ptr<HttpConn>> conns_;
+  std::unordered_map<std::string, std::shared_ptr<McpSession>> sessions_;
+  std::unique_ptr<Codec> codec_;
+  std::uint64_t next_conn_ = 1, next_session_ = 1;
+  bool draining_ = false;
+};
+
+HttpConn::HttpConn(HttpService& svc, tcp::socket socket, std::string name)
+    : svc_(svc), web_(svc.hub().opts.web), name_(std::move(name)), stream_(std::move(socket)) {}
+
+void HttpConn::start(bool over_limit) {
+  if (over_limit) {
+    svc_.log(name_ + ": connection limit (" + std::to_string(web_.max_connections) + ") reached, refusing");
+    req_.keep_alive(false);
+    respond(http::status::service_unavailable, error_body(code::kServerError, "too many connections"));
+    return;
+  }
+  do_read();
+}
+
+void HttpConn::do_read() {
+  if (finished_) return;
+  if (draining_) return finish("");
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(web_.max_header));
+  parser_->body_limit(svc_.max_message());
+  const Millis t = first_ ? web_.handshake_timeout : web_.idle_timeout;
+  if (t) stream_.expires_after(ms(t));
+  else stream_.expires_never();
+  http::async_read(stream_, buf_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+}
+
+void HttpConn::on_read(beast::error_code ec) {
+  if (finished_) return;
+  first_ = false;
+  if (ec) {
+    req_ = {};
+    req_.keep_alive(false);
+    if (ec == http::error::body_limit)
+      return respond(http::status::payload_too_large,
+                     error_body(code::kInvalidRequest, "Invalid Request: body larger than " +
+                                                           std::to_string(svc_.max_message()) + " bytes"));
+    if (ec == http::error::header_limit)
+      return respond(http::status::request_header_fields_too_large,
+                     error_body(code::kInvalidRequest, "Invalid Request: header block larger than " +
+                                                           std::to_string(web_.max_header) + " bytes"));
+    if (ec == http::error::end_of_stream || ec == boost::asio::error::eof) return finish("");
+    if (ec == beast::error::timeout) return finish("");  // idle, or a request too slow to arrive
+    return respond(http::status::bad_request, error_body(code::kParseError, "Parse error: bad HTTP request: " + ec.message()));
+  }
+  req_ = parser_->release();
+  handling_ = true;
+  handle();
+}
+
+void HttpConn::handle() {
+  auto origin = header(req_, "Origin");
+  cors_origin_.reset();
+  if (!origin_allowed(web_.allow_origins, origin.has_value(), origin ? *origin : std::string()))
+    return respond(http::status::forbidden,
+                   error_body(code::kServerError, "origin " + *origin + " is not allowed (weft serve --allow-origin)"));
+  cors_origin_ = origin;
+  std::string_view target = sv(req_.target());
+  target = target.substr(0, target.find('?'));
+  if (target != web_.http_path)
+    return respond(http::status::not_found,
+                   error_body(code::kServerError, "no MCP endpoint at " + std::string(target) + " (it is " + web_.http_path + ")"));
+  if (auto v = header(req_, "MCP-Protocol-Version")) {
+    bool known = false;
+    for (const char* p : kProtocolVersions) known = known || *v == p;
+    if (!known)
+      return respond(http::status::bad_request,
+                     error_body(code::kInvalidRequest, "unsupported MCP-Protocol-Version '" + *v +
+                                                           "' (2025-03-26, 2025-06-18, 2025-11-25)"));
+  }
+  switch (req_.method()) {
+    case http::verb::options: return preflight();
+    case http::verb::post: return post();
+    case http::verb::get: return get();
+    case http::verb::delete_: return del();
+    default: break;
+  }
+  respond(http::status::method_not_allowed,
+          error_body(code::kServerError, "method " + std::string(sv(req_.method_string())) + " not allowed (POST, GET, DELETE)"));
+}
+
+void HttpConn::post() {
+  const std::string accept = header(req_, "Accept").value_or("");
+  if (!accepts(accept, "application/json") || !accepts(accept, "text/event-stream"))
+    return respond(http::status::not_acceptable,
+                   error_body(code::kServerError, "Accept must list application/json and text/event-stream"));
+  const std::string type = header(req_, "Content-Type").value_or("");
+  if (type.substr(0, type.find(';')) != "application/json")
+    return respond(http::status::unsupported_media_type,
+                   error_body(code::kInvalidRequest, "Content-Type must be application/json"));
+  auto doc = svc_.codec().decode(req_.body());
+  if (!doc) return respond(http::status::bad_request, error_body(doc.error().code, doc.error().message));
+  Incoming in = classify(doc.value(), 1);
+  if (in.batch)
+    return respond(http::status::bad_request,
+                   error_body(code::kInvalidRequest, "Invalid Request: a POST carries one JSON-RPC message, not a batch"));
+  if (auto* bad = std::get_if<Invalid>(&in.items[0]))
+    return respond(http::status::bad_request, error_body(bad->error.code, bad->error.message));
+  const Request* request = std::get_if<Request>(&in.items[0]);
+  const bool stateful = web_.http_sessions;
+
+  std::shared_ptr<McpSession> s;
+  std::optional<std::string> new_id;
+  auto sid = header(req_, "Mcp-Session-Id");
+  if (stateful && sid) {
+    s = svc_.find(*sid);
+    if (!s) return respond(http::status::not_found, error_body(code::kServerError, "no session " + *sid + " (unknown or ended)"));
+  } else if (stateful && !request) {
+    return respond(http::status::bad_request,
+                   error_body(code::kInvalidRequest, "Mcp-Session-Id header required (the session starts with a request)"));
+  } else {
+    // Stateful: the first request without a session id starts a session
+    // (the initialization; MCP's is `initialize`). Stateless: every POST.
+    if (svc_.draining()) return respond(http::status::service_unavailable, error_body(code::kServerError, "server shutting down"));
+    s = svc_.create(stateful);
+    if (!s) return respond(http::status::service_unavailable, error_body(code::kServerError, "too many sessions"));
+    if (stateful) new_id = s->id();
+  }
+  if (!request) {
+    s->deliver(std::move(doc.value()));
+    return respond(http::status::accepted, "", nullptr);
+  }
+  if (s->waiting(request->id))
+    return respond(http::status::conflict,
+                   error_body(code::kInvalidRequest, "a request with id " + request->id.to_string() + " is already in flight in this session"));
+  const Id id = request->id;
+  s->begin_request(id);
+  s->deliver(std::move(doc.value()));
+  std::string priming;
+  if (auto body = s->settle(id, shared_from_this(), priming)) return respond(http::status::ok, std::move(*body), "application/json", new_id);
+  start_sse(std::move(priming), new_id, s);
+}
+
+void HttpConn::get() {
+  if (!web_.http_sessions)
+    return respond(http::status::method_not_allowed, error_body(code::kServerError, "stateless server: no GET stream"));
+  if (!accepts(header(req_, "Accept").value_or(""), "text/event-stream"))
+    return respond(http::status::not_acceptable, error_body(code::kServerError, "Accept must list text/event-stream"));
+  auto sid = header(req_, "Mcp-Session-Id");
+  if (!sid) return respond(http::status::bad_request, error_body(code::kInvalidRequest, "Mcp-Session-Id header required"));
+  auto s = svc_.find(*sid);
+  if (!s) return respond(http::status::not_found, error_body(code::kServerError, "no session " + *sid + " (unknown or ended)"));
+  auto opened = s->open_stream(shared_from_this(), header(req_, "Last-Event-ID"));
+  if (opened.status != 200)
+    return respond(static_cast<http::status>(opened.status), error_body(code::kInvalidRequest, opened.error));
+  start_sse(std::move(opened.text), std::nullopt, s);
+  if (opened.ended) sse_end();
+}
+
+void HttpConn::del() {
+  if (!web_.http_sessions)
+    return respond(http::status::method_not_allowed, error_body(code::kServerError, "stateless server: no sessions to end"));
+  auto sid = header(req_, "Mcp-Session-Id");
+  if (!sid) return respond(http::status::bad_request, error_body(code::kInvalidRequest, "Mcp-Session-Id header required"));
+  auto s = svc_.find(*sid);
+  if (!s) return respond(http::status::not_found, error_body(code::kServerError, "no session " + *sid + " (unknown or ended)"));
+  s->end("");
+  respond(http::status::no_content, "", nullptr);
+}
+
+// A page on an allowed origin calls the endpoint with fetch(): its POST (JSON
+// body, custom headers) is preflighted, and it must be allowed to read
+// Mcp-Session-Id (Fetch standard, CORS protocol).
+void HttpConn::preflight() {
+  auto res = std::make_shared<http::response<http::empty_body>>(http::status::no_content, req_.version());
+  res->set(http::field::server, "weft");
+  cors(*res);
+  res->set(http::field::access_control_allow_methods, "GET, POST, DELETE");
+  res->set(http::field::access_control_allow_headers,
+           "Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID");
+  res->set(http::field::access_control_max_age, "600");
+  res->keep_alive(req_.keep_alive() && !draining_);
+  stream_.expires_after(ms(web_.write_timeout));
+  http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+    self->handling_ = false;
+    if (ec || !res->keep_alive()) return self->finish("");
+    self->do_read();
+  });
+}
+
+template <class Fields>
+void HttpConn::cors(Fields& res) const {
+  if (!cors_origin_) return;
+  res.set(http::field::access_control_allow_origin, *cors_origin_);
+  res.set(http::field::access_control_expose_headers, "Mcp-Session-Id");
+  res.set(http::field::vary, "Origin");
+}
+
+void HttpConn::respond(http::status status, std::string body, const char* type, std::optional<std::string> session) {
+  auto res = std::make_shared<http::response<http::string_body>>(status, req_.version() ? req_.version() : 11);
+  res->set(http::field::server, "weft");
+  if (type && !body.empty()) res->set(http::field::content_type, type);
+  if (status == http::status::method_not_allowed) res->set(http::field::allow, web_.http_sessions ? "GET, POST, DELETE" : "POST");
+  if (session) res->set("Mcp-Session-Id", *session);
+  cors(*res);
+  res->keep_alive(req_.keep_alive() && !draining_);
+  res->body() = std::move(body);
+  if (status != http::status::no_content) res->prepare_payload();  // RFC 9110 §8.6: no Content-Length on 204
+  stream_.expires_after(ms(web_.write_timeout));
+  http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+    self->handling_ = false;
+    if (ec) return self->finish(ec == beast::error::timeout ? "slow client: response not taken in time" : "");
+    if (!res->keep_alive()) {
+      beast::error_code ignored;
+      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return self->finish("");
+    }
+    self->do_read();
+  });
+}
+
+void HttpConn::start_sse(std::string first, std::optional<std::string> session, std::shared_ptr<McpSession> s) {
+  sse_ = true;
+  session_ = std::move(s);
+  sse_res_.emplace(http::status::ok, req_.version());
+  sse_res_->set(http::field::server, "weft");
+  sse_res_->set(http::field::content_type, "text/event-stream");
+  sse_res_->set(http::field::cache_control, "no-cache");
+  if (session) sse_res_->set("Mcp-Session-Id", *session);
+  cors(*sse_res_);
+  sse_res_->keep_alive(false);  // the connection closes with the stream
+  sse_res_->chunked(true);
+  sse_sr_.emplace(*sse_res_);
+  writing_ = true;
+  stream_.expires_after(ms(web_.write_timeout));
+  http::async_write_header(stream_, *sse_sr_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->writing_ = false;
+    if (ec) return self->finish("SSE header: " + ec.message());
+    self->watch_close();
+    self->pump();
+  });
+  if (!first.empty()) out_.push_back(std::move(first));
+}
+
+// While streaming nothing should arrive: a read that completes means the
+// client closed (or broke the protocol); the stream is detached for resumption.
+void HttpConn::watch_close() {
+  stream_.socket().async_read_some(boost::asio::buffer(&probe_, 1),
+                                   [self = shared_from_this()](beast::error_code, std::size_t) {
+                                     if (!self->finished_) self->finish("");
+                                   });
+}
+
+void HttpConn::sse_send(std::string text) {
+  if (finished_ || sse_over_) return;
+  out_.push_back(std::move(text));
+  pump();
+}
+
+void HttpConn::sse_end() {
+  if (finished_ || sse_over_) return;
+  sse_over_ = true;
+  pump();
+}
+
+void HttpConn::pump() {
+  if (finished_ || writing_ || !sse_sr_ || !sse_sr_->is_header_done()) return;
+  if (out_.empty()) {
+    if (!sse_over_) return;
+    writing_ = true;
+    stream_.expires_after(ms(web_.write_timeout));
+    boost::asio::async_write(stream_, http::make_chunk_last(), [self = shared_from_this()](beast::error_code, std::size_t) {
+      self->writing_ = false;
+      beast::error_code ignored;
+      self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      self->finish("");
+    });
+    return;
+  }
+  writing_ = true;
+  auto chunk = std::make_shared<std::string>(std::move(out_.front()));
+  out_.pop_front();
+  stream_.expires_after(ms(web_.write_timeout));
+  boost::asio::async_write(stream_, http::make_chunk(boost::asio::buffer(*chunk)),
+                           [self = shared_from_this(), chunk](beast::error_code ec, std::size_t) {
+                             self->writing_ = false;
+                             if (ec) return self->finish(ec == beast::error::timeout ? "slow client: SSE event not taken in time" : "");
+                             self->pump();
+                           });
+}
+
+void HttpConn::drain() {
+  draining_ = true;
+  if (!handling_ && !sse_) close_now();  // idle between requests
+}
+
+void HttpConn::close_now() {
+  if (finished_) return;
+  finish("");
+}
+
+void HttpConn::finish(const std::string& why) {
+  if (finished_) return;
+  finished_ = true;
+  auto self = shared_from_this();
+  if (!why.empty()) svc_.log(name_ + ": " + why);
+  beast::error_code ignored;
+  stream_.socket().close(ignored);
+  if (session_) {
+    session_->detach(this);
+    session_.reset();
+  }
+  svc_.remove(this);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WebService>> make_http_service(Hub hub, const std::string& host, std::uint16_t port) {
+  auto s = std::make_unique<HttpService>(std::move(hub));
+  if (auto r = s->listen(host, port); !r) return r.error();
+  return std::unique_ptr<WebService>(std::move(s));
+}
+
+}  // namespace weft::host::detail

@@ -1,0 +1,219 @@
+// mcp_session.cpp — see mcp_session.h.
+#include "net/mcp_session.h"
+
+#include <cstdlib>
+
+#include "session.h"  // to_time_point
+
+namespace weft::host::detail {
+
+namespace {
+
+constexpr std::size_t kEndedStreamsKept = 64;
+
+// "<stream>-<seq>" → both numbers; false for anything else.
+bool parse_event_id(const std::string& s, std::uint64_t& stream, std::uint64_t& seq) {
+  auto dash = s.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 >= s.size() || s.size() > 41) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (i != dash && (s[i] < '0' || s[i] > '9')) return false;
+  stream = std::strtoull(s.substr(0, dash).c_str(), nullptr, 10);
+  seq = std::strtoull(s.substr(dash + 1).c_str(), nullptr, 10);
+  return true;
+}
+
+}  // namespace
+
+McpSession::McpSession(Hub& hub, std::string id, std::uint64_t serial)
+    : hub_(hub), id_(std::move(id)), idle_(hub.io) {
+  MessagePeer::Config cfg;
+  cfg.codec = CodecKind::Json;  // MCP: JSON-RPC, UTF-8
+  cfg.codec_limits = hub.opts.codec_limits;
+  cfg.peer_limits = hub.opts.peer_limits;
+  cfg.name = "http#" + std::to_string(serial);
+  cfg.log = hub.log;
+  // The peer never outlives the session (end() and ~McpSession close it).
+  peer_ = std::make_shared<MessagePeer>(hub.io, std::move(cfg),
+                                        [this](const Outgoing& o, std::string bytes) { route(o, std::move(bytes)); });
+  hub.install(peer_->peer());
+  streams_[0];  // the GET stream; the idle clock starts with the first touch()
+}
+
+McpSession::~McpSession() {
+  idle_.cancel();
+  peer_->close(Error(code::kClosed, "session ended"));
+}
+
+void McpSession::begin_request(const Id& id) {
+  waiters_[id];
+  touch();
+}
+
+void McpSession::deliver(Document&& doc) {
+  touch();
+  peer_->deliver(std::move(doc));
+}
+
+std::optional<std::string> McpSession::settle(const Id& id, const std::shared_ptr<Exchange>& x,
+                                              std::string& sse_start) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return std::string();  // cannot happen: answered and routed
+  if (it->second.answer) {
+    std::string body = std::move(*it->second.answer);
+    waiters_.erase(it);
+    return body;
+  }
+  const std::uint64_t s = next_stream_++;
+  it->second.stream = s;
+  Stream& st = streams_[s];
+  st.sink = x;
+  sse_start = event_text(s, 0, "");
+  return std::nullopt;
+}
+
+void McpSession::route(const Outgoing& o, std::string bytes) {
+  if (ended_) return;
+  if (!o.batch && o.messages.size() == 1) {
+    if (auto* r = std::get_if<Response>(&o.messages[0])) {
+      auto it = waiters_.find(r->id);
+      if (it != waiters_.end()) {
+        if (it->second.stream == 0) {
+          it->second.answer = std::move(bytes);
+          return;
+        }
+        const std::uint64_t s = it->second.stream;
+        waiters_.erase(it);
+        emit(s, std::move(bytes), true);
+        return;
+      }
+    }
+  }
+  emit(0, std::move(bytes), false);
+}
+
+std::string McpSession::event_text(std::uint64_t stream, std::uint64_t seq, const std::string& data) const {
+  // JSON text from write_json has no raw newline, so one data line suffices.
+  std::string t = "id: " + std::to_string(stream) + "-" + std::to_string(seq) + "\ndata: ";
+  t += data;
+  t += "\n\n";
+  return t;
+}
+
+void McpSession::emit(std::uint64_t stream, std::string data, bool end_stream) {
+  auto sit = streams_.find(stream);
+  if (sit == streams_.end()) return;
+  Stream& st = sit->second;
+  const std::uint64_t seq = st.next_seq++;
+  std::string text = event_text(stream, seq, data);
+  st.events.push_back(Event{seq, std::move(data)});
+  while (st.events.size() > std::max<std::size_t>(hub_.opts.web.sse_replay_events, 1)) st.events.pop_front();
+  auto sink = st.sink.lock();
+  if (sink) {
+    st.sent = seq;
+    sink->sse_send(std::move(text));
+  }
+  if (end_stream) {
+    st.ended = true;
+    st.sink.reset();
+    if (sink) sink->sse_end();
+    ended_streams_.push_back(stream);
+    while (ended_streams_.size() > kEndedStreamsKept) {
+      streams_.erase(ended_streams_.front());
+      ended_streams_.pop_front();
+    }
+  }
+}
+
+McpSession::Opened McpSession::open_stream(const std::shared_ptr<Exchange>& x,
+                                           const std::optional<std::string>& last_event_id) {
+  Opened out;
+  std::uint64_t s = 0, after = 0;
+  bool resume = false;
+  if (last_event_id) {
+    if (!parse_event_id(*last_event_id, s, after) || !streams_.count(s)) {
+      out.status = 400;
+      out.error = "unknown Last-Event-ID '" + *last_event_id + "' (no such stream in this session, or no longer kept)";
+      return out;
+    }
+    resume = true;
+  }
+  Stream& st = streams_[s];
+  if (auto live = st.sink.lock(); live && live.get() != x.get()) {
+    out.status = 409;
+    out.error = "stream " + std::to_string(s) + " is already open on another connection";
+    return out;
+  }
+  touch();
+  if (!resume) {
+    after = st.sent;
+    out.text = event_text(s, after, "");  // priming: resume from here
+  }
+  for (const auto& e : st.events) {
+    if (e.seq <= after) continue;
+    out.text += event_text(s, e.seq, e.data);
+    st.sent = std::max(st.sent, e.seq);
+  }
+  if (st.ended) {
+    out.ended = true;
+  } else {
+    st.sink = x;
+  }
+  return out;
+}
+
+void McpSession::detach(const Exchange* x) {
+  for (auto& [s, st] : streams_) {
+    if (auto live = st.sink.lock(); live && live.get() == x) st.sink.reset();
+  }
+  arm_idle();
+}
+
+void McpSession::end_get_connection() {
+  Stream& st = streams_[0];
+  if (auto sink = st.sink.lock()) {
+    st.sink.reset();
+    sink->sse_end();
+  }
+}
+
+void McpSession::touch() {
+  if (ended_) return;
+  arm_idle();
+}
+
+void McpSession::arm_idle() {
+  const Millis t = hub_.opts.web.session_idle_timeout;
+  if (ended_ || id_.empty() || t == 0) return;
+  idle_.expires_at(to_time_point(now_ms() + t));
+  idle_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    auto self = weak.lock();
+    if (ec || !self || self->ended_) return;
+    bool busy = !self->waiters_.empty() || self->peer_->in_flight() > 0;
+    for (auto& [s, st] : self->streams_) busy = busy || !st.sink.expired();
+    if (busy) return self->arm_idle();
+    self->end("idle for " + std::to_string(self->hub_.opts.web.session_idle_timeout) + " ms");
+  });
+}
+
+void McpSession::end(const std::string& why) {
+  if (ended_) return;
+  ended_ = true;
+  auto self = shared_from_this();
+  if (!why.empty() && hub_.log) hub_.log("session " + id_ + " ended: " + why);
+  idle_.cancel();
+  waiters_.clear();
+  peer_->close(Error(code::kClosed, "session ended"));
+  for (auto& [s, st] : streams_) {
+    if (auto sink = st.sink.lock()) {
+      st.sink.reset();
+      sink->sse_end();
+    }
+  }
+  if (on_end) {
+    auto f = std::move(on_end);
+    on_end = nullptr;
+    f(*this);
+  }
+}
+
+}  // namespace weft::host::detail

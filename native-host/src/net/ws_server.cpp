@@ -1,0 +1,382 @@
+// ws_server.cpp — `listen_ws`: JSON-RPC over WebSocket (Boost.Beast), one
+// message or batch per frame (docs/transports.md, "WebSocket").
+//
+// Each connection: read the upgrade request (header limit, handshake
+// timeout), check Origin (403) and the connection limit (503), pick the codec
+// from the subprotocol, accept, then one MessagePeer with what install() puts
+// on every peer. Frames larger than max_message are refused by Beast before
+// they are buffered (close 1009). Writes go out one frame at a time; a write
+// the client does not take within write_timeout closes the connection, and
+// reading pauses while max_queued_output is queued.
+#include <deque>
+#include <unordered_map>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include "listener.h"
+#include "net/hub.h"
+#include "net/message_peer.h"
+#include "net/origin.h"
+#include "session.h"
+
+namespace weft::host::detail {
+
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = boost::asio::ip::tcp;
+
+constexpr const char* kMsgpackProtocol = "weft.msgpack";
+constexpr const char* kJsonProtocol = "weft.json";
+
+class WsService;
+
+class WsConn : public std::enable_shared_from_this<WsConn> {
+ public:
+  WsConn(WsService& svc, tcp::socket socket, std::string name);
+  void start(bool over_limit);
+  void drain(Millis deadline);
+  void close_now();
+  bool finished() const { return finished_; }
+
+ private:
+  void on_request(beast::error_code ec);
+  void refuse(http::status status, std::string why);
+  void on_accept(beast::error_code ec);
+  void do_read();
+  void on_read(beast::error_code ec);
+  void queue(std::string bytes);
+  void do_write();
+  void on_write(beast::error_code ec);
+  void check_drain();
+  void finish(const std::string& why);
+
+  WsService& svc_;
+  const WebOptions& web_;
+  std::string name_;
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::empty_body>> parser_;
+  std::shared_ptr<MessagePeer> peer_;
+  CodecKind codec_ = CodecKind::Json;
+  std::deque<std::string> out_;
+  std::size_t queued_ = 0;
+  boost::asio::steady_timer write_timer_;
+  boost::asio::steady_timer drain_timer_;
+  bool open_ = false;  // upgraded
+  bool reading_ = false;
+  bool writing_ = false;
+  bool draining_ = false;
+  bool closing_ = false;
+  bool finished_ = false;
+};
+
+class WsService final : public WebService {
+ public:
+  WsService(Hub hub) : hub_(std::move(hub)), acceptor_(hub_.io), retry_(hub_.io) {}
+
+  Result<void> listen(const std::string& host, std::uint16_t port) {
+    auto r = open_tcp_listener(acceptor_, host, port);
+    if (!r) return r;
+    accept();
+    return {};
+  }
+
+  std::uint16_t port() const override {
+    boost::system::error_code ec;
+    auto ep = acceptor_.local_endpoint(ec);
+    return ec ? 0 : ep.port();
+  }
+  std::size_t connections() const override { return conns_.size(); }
+  bool idle() const override { return conns_.empty(); }
+
+  void drain(Millis deadline) override {
+    draining_ = true;
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    retry_.cancel();
+    for (auto& c : snapshot()) c->drain(deadline);
+    notify_idle();
+  }
+  void close_all() override {
+    draining_ = true;
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    for (auto& c : snapshot()) c->close_now();
+    notify_idle();
+  }
+
+  void remove(WsConn* c) {
+    auto keep = conns_.find(c);
+    if (keep == conns_.end()) return;
+    auto hold = keep->second;
+    conns_.erase(keep);
+    notify_idle();
+  }
+
+  Hub& hub() { return hub_; }
+  std::size_t max_message() const {
+    return hub_.opts.web.max_message ? hub_.opts.web.max_message : hub_.opts.framing_limits.max_frame;
+  }
+  void log(const std::string& s) {
+    if (hub_.log) hub_.log(s);
+  }
+
+ private:
+  std::vector<std::shared_ptr<WsConn>> snapshot() {
+    std::vector<std::shared_ptr<WsConn>> all;
+    for (auto& [raw, c] : conns_) all.push_back(c);
+    return all;
+  }
+  void notify_idle() {
+    if (draining_ && conns_.empty() && on_idle) on_idle();
+  }
+  void accept() {
+    acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (draining_ || ec == boost::asio::error::operation_aborted) return;
+      if (ec) {
+        log("ws accept: " + ec.message());
+        retry_.expires_after(std::chrono::milliseconds(100));
+        retry_.async_wait([this](beast::error_code e) {
+          if (!e && !draining_) accept();
+        });
+        return;
+      }
+      socket.set_option(tcp::no_delay(true), ec);
+      const bool over = conns_.size() >= hub_.opts.web.max_connections;
+      auto c = std::make_shared<WsConn>(*this, std::move(socket), "ws#" + std::to_string(next_id_++));
+      conns_.emplace(c.get(), c);
+      c->start(over);
+      accept();
+    });
+  }
+
+  Hub hub_;
+  tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;
+  std::unordered_map<WsConn*, std::shared_ptr<WsConn>> conns_;
+  std::uint64_t next_id_ = 1;
+  bool draining_ = false;
+};
+
+std::chrono::milliseconds ms(Millis m) { return std::chrono::milliseconds(m); }
+std::string_view sv(beast::string_view v) { return std::string_view(v.data(), v.size()); }
+
+WsConn::WsConn(WsService& svc, tcp::socket socket, std::string name)
+    : svc_(svc), web_(svc.hub().opts.web), name_(std::move(name)), ws_(std::move(socket)),
+      write_timer_(svc.hub().io), drain_timer_(svc.hub().io) {}
+
+void WsConn::start(bool over_limit) {
+  if (over_limit) {
+    svc_.log(name_ + ": connection limit (" + std::to_string(web_.max_connections) + ") reached, refusing");
+    refuse(http::status::service_unavailable, "too many connections");
+    return;
+  }
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(web_.max_header));
+  beast::get_lowest_layer(ws_).expires_after(ms(web_.handshake_timeout));
+  http::async_read(beast::get_lowest_layer(ws_), buf_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
+}
+
+void WsConn::refuse(http::status status, std::string why) {
+  auto res = std::make_shared<http::response<http::string_body>>(status, 11);
+  res->set(http::field::server, "weft");
+  res->set(http::field::content_type, "text/plain; charset=utf-8");
+  res->set(http::field::connection, "close");
+  if (status == http::status::upgrade_required) res->set(http::field::upgrade, "websocket");
+  res->body() = why + "\n";
+  res->prepare_payload();
+  auto& stream = beast::get_lowest_layer(ws_);
+  stream.expires_after(ms(web_.write_timeout));
+  http::async_write(stream, *res, [self = shared_from_this(), res, why](beast::error_code, std::size_t) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ignored);
+    self->finish(why);
+  });
+}
+
+void WsConn::on_request(beast::error_code ec) {
+  if (ec) {
+    if (ec == http::error::header_limit) return refuse(http::status::request_header_fields_too_large, "request header too large");
+    finish(ec == beast::error::timeout ? "no upgrade request within the handshake timeout" : "");
+    return;
+  }
+  auto& req = parser_->get();
+  auto origin = req.find(http::field::origin);
+  const bool has_origin = origin != req.end();
+  if (!origin_allowed(web_.allow_origins, has_origin, has_origin ? sv(origin->value()) : std::string_view{})) {
+    return refuse(http::status::forbidden,
+                  "origin " + std::string(sv(origin->value())) + " is not allowed (weft serve --allow-origin)");
+  }
+  if (!websocket::is_upgrade(req)) return refuse(http::status::upgrade_required, "this is a WebSocket endpoint");
+  std::string chosen;
+  if (auto p = req.find(http::field::sec_websocket_protocol); p != req.end()) {
+    for (const auto& t : header_tokens(sv(p->value()))) {
+      if (t == kMsgpackProtocol || t == kJsonProtocol) {
+        chosen = t;
+        break;
+      }
+    }
+  }
+  codec_ = chosen == kMsgpackProtocol ? CodecKind::MessagePack : CodecKind::Json;
+  beast::get_lowest_layer(ws_).expires_never();  // the websocket stream times itself from here
+  websocket::stream_base::timeout t{};
+  t.handshake_timeout = ms(web_.handshake_timeout);
+  t.idle_timeout = web_.idle_timeout ? ms(web_.idle_timeout) : websocket::stream_base::none();
+  t.keep_alive_pings = web_.idle_timeout != 0;
+  ws_.set_option(t);
+  ws_.set_option(websocket::stream_base::decorator([chosen](websocket::response_type& res) {
+    res.set(http::field::server, "weft");
+    if (!chosen.empty()) res.set(http::field::sec_websocket_protocol, chosen);
+  }));
+  ws_.read_message_max(svc_.max_message());
+  ws_.auto_fragment(false);
+  ws_.async_accept(req, [self = shared_from_this()](beast::error_code e) { self->on_accept(e); });
+}
+
+void WsConn::on_accept(beast::error_code ec) {
+  if (ec) return finish("handshake: " + ec.message());
+  open_ = true;
+  parser_.reset();
+  auto& hub = svc_.hub();
+  MessagePeer::Config cfg;
+  cfg.codec = codec_;
+  cfg.codec_limits = hub.opts.codec_limits;
+  cfg.peer_limits = hub.opts.peer_limits;
+  cfg.name = name_;
+  cfg.log = hub.log;
+  std::weak_ptr<WsConn> weak = weak_from_this();
+  peer_ = std::make_shared<MessagePeer>(hub.io, std::move(cfg), [weak](const Outgoing&, std::string bytes) {
+    if (auto self = weak.lock()) self->queue(std::move(bytes));
+  });
+  hub.install(peer_->peer());
+  do_read();
+}
+
+void WsConn::do_read() {
+  if (reading_ || closing_ || finished_) return;
+  if (queued_ > web_.max_queued_output) return;  // resumed by on_write
+  reading_ = true;
+  ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+}
+
+void WsConn::on_read(beast::error_code ec) {
+  reading_ = false;
+  if (finished_) return;
+  if (ec) {
+    if (ec == websocket::error::closed) return finish("");
+    if (ec == websocket::error::message_too_big)
+      return finish("frame larger than " + std::to_string(svc_.max_message()) + " bytes refused (close 1009)");
+    return finish(ec == beast::error::timeout ? "idle timeout" : "read: " + ec.message());
+  }
+  const bool binary = !ws_.got_text();
+  const bool want_binary = codec_ == CodecKind::MessagePack;
+  if (binary != want_binary) {
+    // RFC 6455 §7.4.1, 1003: "a type of data it cannot accept".
+    closing_ = true;
+    const char* why = want_binary ? "text frame on a weft.msgpack connection"
+                                  : "binary frame without the weft.msgpack subprotocol";
+    svc_.log(name_ + ": " + why + ", closing (1003)");
+    ws_.async_close(websocket::close_reason(websocket::close_code::unknown_data, why),
+                    [self = shared_from_this()](beast::error_code) { self->finish(""); });
+    return;
+  }
+  auto data = buf_.cdata();
+  peer_->receive(std::string_view(static_cast<const char*>(data.data()), data.size()));
+  buf_.consume(buf_.size());
+  check_drain();
+  do_read();
+}
+
+void WsConn::queue(std::string bytes) {
+  if (closing_ || finished_) return;
+  queued_ += bytes.size();
+  out_.push_back(std::move(bytes));
+  do_write();
+}
+
+void WsConn::do_write() {
+  if (writing_ || out_.empty() || finished_) return;
+  writing_ = true;
+  ws_.text(codec_ == CodecKind::Json);
+  write_timer_.expires_after(ms(web_.write_timeout));
+  write_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self || !self->writing_) return;
+    self->svc_.log(self->name_ + ": slow client (a frame not taken within " +
+                   std::to_string(self->web_.write_timeout) + " ms), closing");
+    self->close_now();
+  });
+  ws_.async_write(boost::asio::buffer(out_.front()),
+                  [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+}
+
+void WsConn::on_write(beast::error_code ec) {
+  writing_ = false;
+  write_timer_.cancel();
+  if (finished_) return;
+  if (ec) return finish("write: " + ec.message());
+  queued_ -= out_.front().size();
+  out_.pop_front();
+  do_write();
+  check_drain();
+  do_read();
+}
+
+void WsConn::drain(Millis deadline) {
+  if (finished_) return;
+  if (!open_) return close_now();
+  draining_ = true;
+  drain_timer_.expires_at(to_time_point(deadline));
+  drain_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    if (auto self = weak.lock(); self && !ec) {
+      self->svc_.log(self->name_ + ": grace period over, closing");
+      self->close_now();
+    }
+  });
+  check_drain();
+}
+
+void WsConn::check_drain() {
+  if (!draining_ || closing_ || finished_ || writing_ || !out_.empty() || peer_->in_flight() > 0) return;
+  closing_ = true;
+  ws_.async_close(websocket::close_reason(websocket::close_code::going_away, "server shutting down"),
+                  [self = shared_from_this()](beast::error_code) { self->finish(""); });
+}
+
+void WsConn::close_now() {
+  if (finished_) return;
+  beast::error_code ignored;
+  beast::get_lowest_layer(ws_).socket().close(ignored);
+  finish("");
+}
+
+void WsConn::finish(const std::string& why) {
+  if (finished_) return;
+  finished_ = true;
+  auto self = shared_from_this();
+  if (!why.empty()) svc_.log(name_ + ": " + why);
+  write_timer_.cancel();
+  drain_timer_.cancel();
+  if (peer_) peer_->close(Error(code::kClosed, "WebSocket closed"));
+  beast::error_code ignored;
+  beast::get_lowest_layer(ws_).socket().close(ignored);
+  svc_.remove(this);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WebService>> make_ws_service(Hub hub, const std::string& host, std::uint16_t port) {
+  auto s = std::make_unique<WsService>(std::move(hub));
+  if (auto r = s->listen(host, port); !r) return r.error();
+  return std::unique_ptr<WebService>(std::move(s));
+}
+
+}  // namespace weft::host::detail

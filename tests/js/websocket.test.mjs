@@ -1,0 +1,115 @@
+// webSocketTransport (js/transports/websocket.js) over real sockets from npm
+// `ws` (Node 20 has no global WebSocket): the same guarantees as the other
+// transports, with weft-rpc and json-rpc-2.0 at either end.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocket, WebSocketServer } from 'ws';
+import { JSONRPCClient as ForeignClient } from 'json-rpc-2.0';
+import { Peer, JSONRPCServer, RPCError, ErrorCode, webSocketTransport, ready } from '../../js/index.js';
+
+const T = { timeout: 15000 };
+let wss, url;
+const accepted = [];  // server-side sockets, in order of connection
+let onConnection = () => {};
+
+before(async () => {
+  await ready;
+  wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((r) => wss.once('listening', r));
+  url = `ws://127.0.0.1:${wss.address().port}`;
+  wss.on('connection', (ws) => { accepted.push(ws); onConnection(ws); });
+});
+after(() => new Promise((r) => { for (const ws of accepted) ws.terminate(); wss.close(r); }));
+
+// The server side: a weft-rpc JSONRPCServer on the accepted npm `ws` socket.
+function serveNext(setup) {
+  return new Promise((resolve) => {
+    onConnection = (ws) => {
+      const server = new JSONRPCServer(webSocketTransport(ws));
+      setup?.(server, ws);
+      resolve({ server, ws });
+    };
+  });
+}
+const opened = (ws) => new Promise((r) => (ws.readyState === 1 ? r() : ws.once('open', r)));
+
+test('calls made while the socket is connecting are queued and sent in order once it opens', T, async () => {
+  const seen = [];
+  const served = serveNext((s) => s.method('echo', (p) => { seen.push(p[0]); return p; }));
+  const ws = new WebSocket(url);
+  assert.equal(ws.readyState, WebSocket.CONNECTING);
+  const peer = new Peer(webSocketTransport(ws));
+  const answers = await Promise.all([1, 2, 3].map((i) => peer.request('echo', [i])));
+  assert.deepEqual(answers, [[1], [2], [3]]);
+  assert.deepEqual(seen, [1, 2, 3]);
+  peer.destroy();
+  (await served).server.destroy();
+});
+
+test('when the other side closes, pending calls are rejected at once with -32002, and later calls too', T, async () => {
+  let release;
+  const served = serveNext((s) => s.method('hang', () => new Promise((r) => { release = r; })));
+  const ws = new WebSocket(url);
+  const peer = new Peer(webSocketTransport(ws));
+  const pending = peer.request('hang', [], { timeout: 0 });
+  const { ws: serverSide } = await served;
+  await new Promise((r) => serverSide.once('message', r));  // the call has arrived
+  serverSide.close(1001, 'going away');
+  await assert.rejects(pending, (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
+  await assert.rejects(peer.request('hang'), (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
+  release();
+  peer.destroy();
+});
+
+test('a socket that is already closed: the transport reports it closed, calls are rejected with -32002', T, async () => {
+  serveNext();
+  const ws = new WebSocket(url);
+  await opened(ws);
+  await new Promise((r) => { ws.once('close', r); ws.close(); });
+  const peer = new Peer(webSocketTransport(ws));
+  await assert.rejects(peer.request('anything'), (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
+  peer.destroy();
+});
+
+test('a frame that is not JSON text is dropped with a warning; the next message is delivered', T, async (t) => {
+  const warn = t.mock.method(console, 'warn', () => {});
+  const served = serveNext();
+  const ws = new WebSocket(url);
+  const peer = new Peer(webSocketTransport(ws));
+  const got = new Promise((r) => peer.onNotify('hello', r));
+  const { ws: serverSide } = await served;
+  await opened(ws);
+  serverSide.send('{"jsonrpc":');
+  serverSide.send(JSON.stringify({ jsonrpc: '2.0', method: 'hello', params: { n: 1 } }));
+  assert.deepEqual(await got, { n: 1 });
+  assert.equal(warn.mock.callCount(), 1);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /not JSON/);
+  peer.destroy();
+});
+
+test('destroy() closes the socket with code 1000', T, async () => {
+  const served = serveNext();
+  const ws = new WebSocket(url);
+  const peer = new Peer(webSocketTransport(ws));
+  const { ws: serverSide } = await served;
+  await opened(ws);
+  const code = new Promise((r) => serverSide.once('close', (c) => r(c)));
+  peer.destroy();
+  assert.equal(await code, 1000);
+});
+
+test('interop: a json-rpc-2.0 client over npm ws calls a weft-rpc server on webSocketTransport', T, async () => {
+  const served = serveNext((s) => s.method('add', ({ a, b }) => a + b));
+  const ws = new WebSocket(url);
+  await opened(ws);
+  const client = new ForeignClient((req) => ws.send(JSON.stringify(req)));
+  ws.on('message', (d) => client.receive(JSON.parse(String(d))));
+  assert.equal(await client.request('add', { a: 1, b: 2 }), 3);
+  await assert.rejects(client.request('missing', {}), (e) => e.code === -32601);
+  ws.close();
+  (await served).server.destroy();
+});
+
+test('webSocketTransport refuses what is not a WebSocket', () => {
+  assert.throws(() => webSocketTransport({}), TypeError);
+});
