@@ -126,9 +126,11 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // limit, drain and retry rule (limits.cpp): weft.wasm 111,554, glue 22,753;
 // then for rpc.handshake (handshake.cpp and its exports): weft.wasm 123,282,
 // weft_module.js 6,834. (Not yet trimmed: the next place to look for bytes.)
+// With webSocketTransport (js/transports/websocket.js) the glue is 23,512
+// gzipped as one, 29,681 file by file (21 files).
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 23500,
-  'JS glue, js/**/*.js gzipped file by file': 29500,
+  'JS glue, js/**/*.js gzipped as one': 24000,
+  'JS glue, js/**/*.js gzipped file by file': 30000,
   'dist/weft.wasm': 125000,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1100,
