@@ -8,37 +8,15 @@
 #include <fstream>
 
 #include "peer_loop.h"
+#include "count_fixture.h"
 #include "peer_pair.h"
 #include "weft/weft.h"
 
 using namespace weft;
 using weft::test::Pair;
+using weft::test::serve_count;
 
 namespace {
-
-// A producer that writes `n` chunks (their index), each as soon as the
-// caller has room, then answers {"chunks": n}.
-void serve_count(Peer& p) {
-  p.method("count", MethodHandler([](json params, Reply r, const CallInfo&) {
-    struct Producer : std::enable_shared_from_this<Producer> {
-      Reply reply;
-      std::uint64_t n = 0, next = 0;
-      void go() {
-        while (next < n) {
-          auto w = reply.write(next, next + 1 == n, n);
-          if (!w) return reply.error(w.error());
-          ++next;
-          if (!*w) return reply.on_writable([self = shared_from_this()] { self->go(); });
-        }
-        reply.ok(json{{"chunks", n}});
-      }
-    };
-    auto prod = std::make_shared<Producer>();
-    prod->n = params.value("n", 0);
-    prod->reply = std::move(r);
-    prod->go();
-  }));
-}
 
 struct Consumer {
   std::vector<Chunk> chunks;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "count_fixture.h"
 #include "demo.h"
 #include "peer_script.h"
 #include "weft/weft.h"
@@ -22,21 +23,6 @@ struct Sleep {
   std::uint64_t order;
   std::int64_t ms;
   Reply reply;
-};
-
-// The `count` fixture (README.md): writes n chunks as credit allows.
-struct Counter : std::enable_shared_from_this<Counter> {
-  Reply reply;
-  std::uint64_t n = 0, next = 0;
-  void go() {
-    while (next < n) {
-      auto w = reply.write(next, next + 1 == n, n);
-      if (!w) return reply.error(w.error());
-      ++next;
-      if (!*w) return reply.on_writable([self = shared_from_this()] { self->go(); });
-    }
-    reply.ok(json{{"chunks", n}});
-  }
 };
 
 struct Harness {
@@ -77,17 +63,7 @@ struct Harness {
           sleeps.push_back(std::move(s));
         }),
         spec);
-    ParamSpec count_spec;
-    count_spec.params = {{"n", ParamType::Integer}};
-    conn->peer().method(
-        "count",
-        MethodHandler([](json p, Reply reply, const CallInfo&) {
-          auto c = std::make_shared<Counter>();
-          c->n = p["n"].get<std::uint64_t>();
-          c->reply = std::move(reply);
-          c->go();
-        }),
-        count_spec);
+    test::serve_count(conn->peer());
   }
 
   static std::string kind_name(Diagnostic::Kind k) {
