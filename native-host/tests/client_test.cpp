@@ -1,0 +1,368 @@
+// The persistent Client (weft/host/client.h): multiplexing, reconnection,
+// requests from the server, cancellation, timeouts, exec children that crash,
+// hang or write garbage, and the address strings. Servers run in this process
+// on their own thread; the client runs on the test's thread.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include <boost/asio/post.hpp>
+
+#include "address.h"
+#include "demo.h"
+#include "weft/host/host.h"
+
+using weft::json;
+using weft::host::Client;
+using weft::host::ClientConfig;
+using weft::host::Outcome;
+using S = weft::host::Outcome::Status;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/weft-client-test-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+};
+
+// A Server on its own thread.
+struct Running {
+  weft::host::Server server;
+  std::thread thread;
+  explicit Running(weft::host::ServerOptions o) : server(o) {}
+  void start() {
+    thread = std::thread([this] { server.run(); });
+  }
+  void stop() {
+    boost::asio::post(server.context(), [this] { server.stop(); });
+    if (thread.joinable()) thread.join();
+  }
+  ~Running() { stop(); }
+};
+
+weft::host::ServerOptions quiet_server() {
+  weft::host::ServerOptions so;
+  so.handle_signals = false;
+  so.grace_ms = 0;  // a stop closes connections at once: calls in flight are lost
+  so.log = [](std::string_view) {};
+  return so;
+}
+
+ClientConfig config(const std::string& address) {
+  ClientConfig c;
+  c.address = address;
+  c.log = [](std::string_view) {};
+  c.child_grace_ms = 100;
+  return c;
+}
+
+// Runs the client's loop until `done` (bounded by the calls' own timeouts).
+void run_until(boost::asio::io_context& io, const std::function<bool()>& done) {
+  while (!done()) {
+    io.restart();
+    if (io.run_one() == 0) break;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("10,000 calls in flight on one connection are each answered exactly once") {
+  TempDir dir;
+  Running srv(quiet_server());
+  srv.server.on_peer([](weft::Peer& p) { weft::register_demo_methods(p); });
+  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+  srv.start();
+
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  constexpr int kCalls = 10000;
+  std::vector<int> answers(kCalls, 0);
+  std::vector<json> results(kCalls);
+  int settled = 0;
+  for (int i = 0; i < kCalls; ++i)
+    client.call("add", json::array({i, 1}), {.timeout = 60000}, [&, i](Outcome o) {
+      ++answers[i];
+      ++settled;
+      results[i] = o.ok() ? o.result : json(o.error.message);
+    });
+  CHECK(client.pending() == kCalls);  // all issued before any answer
+  run_until(io, [&] { return settled == kCalls; });
+  for (int i = 0; i < kCalls; ++i) {
+    REQUIRE(answers[i] == 1);
+    REQUIRE(results[i] == i + 1);
+  }
+  CHECK(client.connections() == 1);
+  CHECK(client.pending() == 0);
+}
+
+TEST_CASE("server restarted mid-run: every call answered once, or failed once with -32002") {
+  TempDir dir;
+  const std::string path = dir.path + "/s.sock";
+  constexpr int kCalls = 400;
+  // The first server holds every request and stops once it holds them all.
+  auto first = std::make_unique<Running>(quiet_server());
+  std::atomic<int> held{0};
+  std::vector<weft::Reply> replies;
+  first->server.on_peer([&](weft::Peer& p) {
+    p.method("work", [&](json, weft::Reply r, const weft::CallInfo&) {
+      replies.push_back(std::move(r));
+      if (++held == kCalls) first->server.stop();
+    });
+  });
+  REQUIRE(first->server.listen_unix(path));
+  first->start();
+
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + path));
+  std::vector<int> answers(kCalls, 0);
+  std::vector<Outcome> outcomes(kCalls);
+  int settled = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    weft::host::CallPolicy p;
+    p.timeout = 30000;
+    p.retry = i % 2 == 0;  // idempotent calls opt in
+    client.call("work", json::array({i}), p, [&, i](Outcome o) {
+      ++answers[i];
+      ++settled;
+      outcomes[i] = std::move(o);
+    });
+  }
+  // Wait (on the client's loop) until the first server has failed the
+  // connection, then start the second one on the same path.
+  run_until(io, [&] { return settled == kCalls / 2; });
+  first->thread.join();
+  replies.clear();
+  Running second(quiet_server());
+  second.server.on_peer([](weft::Peer& p) {
+    p.method("work", [](const json& params) -> weft::Result<json> { return params[0]; });
+  });
+  REQUIRE(second.server.listen_unix(path));
+  second.start();
+  run_until(io, [&] { return settled == kCalls; });
+
+  for (int i = 0; i < kCalls; ++i) {
+    REQUIRE(answers[i] == 1);
+    if (i % 2 == 0) {
+      REQUIRE(outcomes[i].status == S::Ok);  // sent again on the new connection
+      REQUIRE(outcomes[i].result == i);
+      REQUIRE(outcomes[i].attempts == 2);
+    } else {
+      REQUIRE(outcomes[i].status == S::ConnectFailed);
+      REQUIRE(outcomes[i].error.code == weft::code::kClosed);
+      REQUIRE(outcomes[i].exit_code() == 3);
+    }
+  }
+  CHECK(client.connections() == 2);
+}
+
+TEST_CASE("requests and notifications from the server are served by the client's registrations") {
+  TempDir dir;
+  Running srv(quiet_server());
+  std::atomic<int> notes{0};
+  srv.server.on_peer([&](weft::Peer& p) {
+    weft::Peer* peer = &p;
+    // ask: calls the client's whoami and answers with what it said.
+    p.method("ask", [peer](json, weft::Reply r, const weft::CallInfo&) {
+      auto reply = std::make_shared<weft::Reply>(std::move(r));
+      (void)peer->notify("progress", json::array({50}));
+      (void)peer->call("whoami", json::array({"server"}),
+                       [reply](weft::Result<json> res) { reply->respond(std::move(res)); }, {},
+                       weft::host::now_ms());
+    });
+    p.notification("seen", [&](const json&) { ++notes; });
+    p.method("notes", [&](const json&) -> weft::Result<json> { return json(notes.load()); });
+  });
+  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+  srv.start();
+
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  std::vector<json> progress;
+  client.method("whoami", [](const json& p) -> weft::Result<json> {
+    return json("client, asked by " + p[0].get<std::string>());
+  });
+  client.notification("progress", [&](const json& p) { progress.push_back(p); });
+  REQUIRE(client.notify("seen", std::nullopt));
+  REQUIRE(client.notify("seen", std::nullopt));
+  std::optional<Outcome> asked, counted;
+  client.call("ask", std::nullopt, {.timeout = 10000}, [&](Outcome o) { asked = std::move(o); });
+  client.call("notes", std::nullopt, {.timeout = 10000}, [&](Outcome o) { counted = std::move(o); });
+  run_until(io, [&] { return asked && counted; });
+  REQUIRE(asked->status == S::Ok);
+  CHECK(asked->result == "client, asked by server");
+  REQUIRE(progress.size() == 1);
+  CHECK(progress[0] == json::array({50}));
+  CHECK(counted->result == 2);  // notifications sent before the call arrived first
+}
+
+TEST_CASE("cancel settles the call with -32800 at once and sends $/cancelRequest") {
+  TempDir dir;
+  Running srv(quiet_server());
+  std::atomic<int> cancelled{0};
+  srv.server.on_peer([&](weft::Peer& p) {
+    p.method("wait", [&](json, weft::Reply r, const weft::CallInfo&) {
+      auto reply = std::make_shared<weft::Reply>(std::move(r));
+      reply->on_cancel([&, reply] { ++cancelled; });
+    });
+    p.method("cancelled", [&](const json&) -> weft::Result<json> { return json(cancelled.load()); });
+  });
+  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+  srv.start();
+
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  std::optional<Outcome> waited, count;
+  int settled = 0;
+  auto id = client.call("wait", std::nullopt, {}, [&](Outcome o) {
+    ++settled;
+    waited = std::move(o);
+  });
+  run_until(io, [&] { return client.state() == Client::State::Open; });
+  REQUIRE(client.cancel(id));
+  REQUIRE(waited);  // at once
+  CHECK(waited->status == S::Cancelled);
+  CHECK(waited->error.code == weft::code::kRequestCancelled);
+  CHECK_FALSE(client.cancel(id));  // already settled
+  client.call("cancelled", std::nullopt, {.timeout = 10000}, [&](Outcome o) { count = std::move(o); });
+  run_until(io, [&] { return count.has_value(); });
+  CHECK(count->result == 1);  // the server was told
+  CHECK(settled == 1);
+}
+
+TEST_CASE("a timeout fails the call with -32001 and cancels it on the server") {
+  TempDir dir;
+  Running srv(quiet_server());
+  std::atomic<int> cancelled{0};
+  srv.server.on_peer([&](weft::Peer& p) {
+    p.method("wait", [&](json, weft::Reply r, const weft::CallInfo&) {
+      auto reply = std::make_shared<weft::Reply>(std::move(r));
+      reply->on_cancel([&, reply] { ++cancelled; });
+    });
+    p.method("cancelled", [&](const json&) -> weft::Result<json> { return json(cancelled.load()); });
+  });
+  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+  srv.start();
+
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  std::optional<Outcome> waited, count;
+  client.call("wait", std::nullopt, {.timeout = 150}, [&](Outcome o) { waited = std::move(o); });
+  run_until(io, [&] { return waited.has_value(); });
+  CHECK(waited->status == S::Timeout);
+  CHECK(waited->error.code == weft::code::kTimeout);
+  CHECK(waited->exit_code() == 4);
+  client.call("cancelled", std::nullopt, {.timeout = 10000}, [&](Outcome o) { count = std::move(o); });
+  run_until(io, [&] { return count.has_value(); });
+  CHECK(count->result == 1);
+}
+
+TEST_CASE("a timeout covers waiting for a server that is not there") {
+  TempDir dir;
+  boost::asio::io_context io;
+  ClientConfig c = config("unix:" + dir.path + "/none.sock");
+  c.connect_attempts = 30;
+  Client client(io, c);
+  std::optional<Outcome> o;
+  client.call("x", std::nullopt, {.timeout = 250}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::Timeout);
+}
+
+TEST_CASE("exec: a child that crashes fails the call with its exit status and stderr tail") {
+  boost::asio::io_context io;
+  Client client(io, config("exec:echo 'fatal: no config file' >&2; exit 3"));
+  std::optional<Outcome> o;
+  client.call("rpc.ping", std::nullopt, {.timeout = 10000}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::ConnectFailed);
+  CHECK(o->error.code == weft::code::kClosed);
+  CHECK_THAT(o->error.message, Catch::Contains("exited with status 3"));
+  CHECK_THAT(o->error.message, Catch::Contains("fatal: no config file"));
+}
+
+TEST_CASE("exec: a child that hangs ends in the caller's timeout, never a hang") {
+  boost::asio::io_context io;
+  Client client(io, config("exec:echo 'loading...' >&2; exec sleep 30"));
+  std::optional<Outcome> o;
+  client.call("rpc.ping", std::nullopt, {.timeout = 300}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::Timeout);
+  CHECK_THAT(o->error.message, Catch::Contains("loading..."));
+}
+
+TEST_CASE("exec: a child writing garbage on stdout fails the call with -32700 and its stderr tail") {
+  boost::asio::io_context io;
+  Client client(io, config("exec:echo 'this is not a frame'; echo 'oops' >&2; exec sleep 30"));
+  std::optional<Outcome> o;
+  client.call("rpc.ping", std::nullopt, {.timeout = 10000}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::RemoteError);
+  CHECK(o->error.code == weft::code::kParseError);
+  CHECK_THAT(o->error.message, Catch::Contains("undecodable data from the server"));
+  CHECK_THAT(o->error.message, Catch::Contains("oops"));
+}
+
+TEST_CASE("exec: a working child answers, and is reaped when the client is destroyed") {
+  std::optional<Outcome> o;
+  {
+    weft::host::BlockingClient c(config("exec:exec cat"));  // echoes our request back
+    c.client().method("ping", [](const json&) -> weft::Result<json> { return json("pong"); });
+    o = c.call("ping", std::nullopt, {.timeout = 10000});
+  }
+  // cat echoes our request to us: our own Peer serves it and its answer
+  // (to our request's id) goes to cat, which echoes it back: our call is answered.
+  REQUIRE(o->status == S::Ok);
+  CHECK(o->result == "pong");
+}
+
+TEST_CASE("addresses: one string chooses the transport") {
+  using weft::host::detail::Address;
+  using weft::host::detail::parse_address;
+  auto a = parse_address("unix:/run/app.sock");
+  REQUIRE(a);
+  CHECK(a->kind == Address::Kind::Unix);
+  CHECK(a->path == "/run/app.sock");
+  a = parse_address("tcp:[::1]:7000");
+  REQUIRE(a);
+  CHECK(a->host == "::1");
+  CHECK(a->port == 7000);
+  a = parse_address("exec:weft serve --stdio");
+  REQUIRE(a);
+  CHECK(a->command == "weft serve --stdio");
+  a = parse_address("ws://127.0.0.1:7001/rpc");
+  REQUIRE(a);
+  CHECK(a->kind == Address::Kind::WebSocket);
+  CHECK(a->path == "/rpc");
+  a = parse_address("http://localhost/mcp");
+  REQUIRE(a);
+  CHECK(a->port == 80);
+  a = parse_address("ws://h:1");
+  REQUIRE(a);
+  CHECK(a->path == "/");
+  for (const char* bad : {"", "unix:", "tcp:host", "tcp:h:99999", "exec:  ", "wss://h/", "https://h/", "ftp://h",
+                          "http://:80/", "/tmp/x.sock"}) {
+    auto r = parse_address(bad);
+    CHECK_FALSE(r);
+    if (!r) CHECK(r.error().code == weft::code::kInvalidParams);
+  }
+  CHECK_THAT(parse_address("wss://h/").error().message, Catch::Contains("TLS"));
+}
+
+TEST_CASE("a bad address fails each call with -32602, after call() returns") {
+  boost::asio::io_context io;
+  Client client(io, config("carrier-pigeon:home"));
+  std::optional<Outcome> o;
+  client.call("x", std::nullopt, {}, [&](Outcome r) { o = std::move(r); });
+  CHECK_FALSE(o.has_value());
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->error.code == weft::code::kInvalidParams);
+}
