@@ -82,8 +82,10 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   Client* owner = nullptr;
   std::vector<std::function<void(Peer&)>> registrations;
   std::unordered_map<CallId, Call> calls;
-  std::deque<CallId> queue;  // waiting for a connection, in call order
-  std::deque<std::pair<std::string, std::optional<json>>> notes;  // notifications waiting
+  // Calls and notifications waiting for a connection, in the order made (a
+  // notification sent after a call must not overtake it: MCP's initialize).
+  std::deque<CallId> queue;
+  std::unordered_map<CallId, std::pair<std::string, std::optional<json>>> notes;  // ids in `queue`
   std::vector<CallId> orphans;  // failed by a closing link; settled when it says why
   std::set<std::pair<Millis, CallId>> wakeups;  // deadlines and retry times
   boost::asio::steady_timer timer;
@@ -270,7 +272,9 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
       link->flush();
       return r;
     }
-    notes.emplace_back(std::move(method), std::move(params));
+    const CallId id = next_id++;
+    notes.emplace(id, std::make_pair(std::move(method), std::move(params)));
+    queue.push_back(id);
     ensure_connecting();
     return {};
   }
@@ -356,12 +360,14 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     cycle_attempts = 0;
     answered_on_link = false;
     ++connections;
-    auto waiting = std::move(notes);
-    notes.clear();
-    for (auto& [m, p] : waiting) (void)link->peer().notify(std::move(m), std::move(p));
     auto ids = std::move(queue);
     queue.clear();
     for (CallId id : ids) {
+      if (auto n = notes.find(id); n != notes.end()) {
+        if (link_open) (void)link->peer().notify(std::move(n->second.first), std::move(n->second.second));
+        notes.erase(n);
+        continue;
+      }
       auto it = calls.find(id);
       if (it != calls.end() && it->second.at == At::Queue && link_open) send(id);
     }
@@ -397,6 +403,9 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
           return settle(id, Outcome::Status::RemoteError, {}, *d.error);
         }
     }
+    // A request the transport could not deliver fails with that reason: the
+    // caller is told, the log need not be.
+    if (d.kind == K::SendFailed) return;
     log(cfg.address + ": " + d.message);
   }
 
