@@ -240,6 +240,12 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     if (c.at == At::Wire) --on_wire;
     if (c.deadline) wakeups.erase({*c.deadline, id});
     if (c.retry_at) wakeups.erase({*c.retry_at, id});
+    if (wakeups.empty() && armed) {
+      // Nothing left to time: an idle client keeps no timer pending (its
+      // io_context's run() may return).
+      timer.cancel();
+      armed.reset();
+    }
     Outcome o;
     o.status = st;
     o.result = std::move(result);
