@@ -10,7 +10,10 @@
 #include <map>
 #include <thread>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "address.h"
 #include "demo.h"
@@ -365,4 +368,130 @@ TEST_CASE("a bad address fails each call with -32602, after call() returns") {
   CHECK_FALSE(o.has_value());
   run_until(io, [&] { return o.has_value(); });
   CHECK(o->error.code == weft::code::kInvalidParams);
+}
+
+TEST_CASE("retry is opt-in: a retryable answer (-32003, retry_after) is sent again only when allowed") {
+  TempDir dir;
+  Running srv(quiet_server());
+  std::atomic<int> calls{0};
+  srv.server.on_peer([&](weft::Peer& p) {
+    // Overloaded twice (the second time with retry_after), then answers.
+    p.method("flaky", [&](const json&) -> weft::Result<json> {
+      const int n = ++calls;
+      if (n % 3 == 1) return weft::Error(weft::code::kOverloaded, "busy");
+      if (n % 3 == 2) return weft::Error(-32050, "come back later", json{{"retry_after", 300}});
+      return json("done");
+    });
+  });
+  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+  srv.start();
+
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  std::optional<Outcome> o;
+  weft::host::CallPolicy retry;
+  retry.retry = true;
+  retry.timeout = 10000;
+  const auto t0 = weft::host::now_ms();
+  client.call("flaky", std::nullopt, retry, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  REQUIRE(o->status == S::Ok);
+  CHECK(o->result == "done");
+  CHECK(o->attempts == 3);
+  CHECK(weft::host::now_ms() - t0 >= 300);  // retry_after honoured
+
+  o.reset();
+  client.call("flaky", std::nullopt, {.timeout = 10000}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::RemoteError);  // not allowed: the first answer is the answer
+  CHECK(o->error.code == weft::code::kOverloaded);
+  CHECK(o->attempts == 1);
+
+  o.reset();
+  retry.max_attempts = 2;
+  calls = 0;
+  client.call("flaky", std::nullopt, retry, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->error.code == -32050);  // two sends, both refused
+  CHECK(o->attempts == 2);
+}
+
+TEST_CASE("connecting backs off 100 ms, 200 + rand(50), 400 + rand(100), then fails with -32002") {
+  TempDir dir;
+  boost::asio::io_context io;
+  ClientConfig c = config("unix:" + dir.path + "/none.sock");
+  c.connect_attempts = 4;
+  c.verbose = true;
+  std::vector<long> delays;
+  c.log = [&](std::string_view line) {
+    auto at = line.find("retrying in ");
+    if (at != std::string_view::npos) delays.push_back(std::stol(std::string(line.substr(at + 12))));
+  };
+  Client client(io, c);
+  std::optional<Outcome> o;
+  client.call("x", std::nullopt, {}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::ConnectFailed);
+  CHECK(o->error.code == weft::code::kClosed);
+  CHECK_THAT(o->error.message, Catch::Contains("cannot connect to unix:") && Catch::Contains("(4 attempts)"));
+  REQUIRE(delays.size() == 3);
+  CHECK(delays[0] == 100);
+  CHECK((delays[1] >= 200 && delays[1] <= 250));
+  CHECK((delays[2] >= 400 && delays[2] <= 500));
+  // The next call starts connecting again.
+  o.reset();
+  client.call("x", std::nullopt, {.timeout = 50}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status == S::Timeout);
+}
+
+TEST_CASE("after the server restarts the client reconnects by itself and serves its notifications again") {
+  TempDir dir;
+  const std::string path = dir.path + "/s.sock";
+  auto first = std::make_unique<Running>(quiet_server());
+  REQUIRE(first->server.listen_unix(path));
+  first->start();
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + path));
+  std::vector<bool> events;
+  client.on_connection = [&](bool open, const std::string&) { events.push_back(open); };
+  client.connect();
+  run_until(io, [&] { return client.state() == Client::State::Open; });
+  first.reset();  // stops: the connection drops
+  run_until(io, [&] { return events.size() == 2; });
+  Running second(quiet_server());
+  second.server.on_peer([&](weft::Peer& p) { (void)p.notify("hello", json::array({"again"})); });
+  REQUIRE(second.server.listen_unix(path));
+  second.start();
+  std::vector<json> hellos;
+  client.notification("hello", [&](const json& p) { hellos.push_back(p); });
+  run_until(io, [&] { return !hellos.empty(); });
+  CHECK(events == std::vector<bool>{true, false, true});
+  CHECK(client.connections() == 2);
+  CHECK(hellos[0] == json::array({"again"}));
+}
+
+TEST_CASE("async_call takes any Asio completion token (here: a C++20 coroutine)") {
+  TempDir dir;
+  Running srv(quiet_server());
+  srv.server.on_peer([](weft::Peer& p) { weft::register_demo_methods(p); });
+  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+  srv.start();
+  boost::asio::io_context io;
+  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  std::optional<json> sum;
+  // (Built outside the coroutine: GCC 12 cannot keep an initializer_list in a coroutine frame.)
+  const json numbers = json::array({1, 2, 3});
+  boost::asio::co_spawn(
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        weft::host::CallPolicy policy;
+        policy.timeout = 5000;
+        Outcome o = co_await weft::host::async_call(client, "sum", numbers, policy,
+                                                    boost::asio::use_awaitable);
+        sum = o.result;
+      },
+      boost::asio::detached);
+  run_until(io, [&] { return sum.has_value(); });
+  CHECK(*sum == 6);
 }

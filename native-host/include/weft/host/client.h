@@ -47,6 +47,7 @@
 #include <optional>
 #include <string>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include "weft/codec.h"
@@ -148,6 +149,21 @@ class Client {
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };
+
+// Client::call with any Asio completion token: a handler, use_future,
+// use_awaitable (C++20 coroutines), … The signature is void(Outcome).
+//   Outcome o = co_await weft::host::async_call(client, "sum", weft::json{1, 2}, {},
+//                                               boost::asio::use_awaitable);
+template <class CompletionToken>
+auto async_call(Client& client, std::string method, std::optional<json> params, CallPolicy policy,
+                CompletionToken&& token) {
+  return boost::asio::async_initiate<CompletionToken, void(Outcome)>(
+      [&client](auto handler, std::string m, std::optional<json> p, CallPolicy pol) {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        client.call(std::move(m), std::move(p), pol, [h](Outcome o) { (*h)(std::move(o)); });
+      },
+      token, std::move(method), std::move(params), policy);
+}
 
 // The same client for code without an event loop of its own (the CLI): owns
 // an io_context and runs it inside each blocking call.
