@@ -14,7 +14,7 @@ import { WebSocketServer } from 'ws';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
-import { killAll, runCli, within } from './helpers.mjs';
+import { killAll, runCli, startServer, within } from './helpers.mjs';
 
 after(() => killAll());
 
@@ -223,5 +223,42 @@ describe('http:// failure statuses (a plain Node http server)', () => {
     r = await runCli(['notify', '--connect', url, '--timeout', '5000', 'tick']);
     assert.equal(r.code, 0, r.stderr);
     await within(5000, new Promise((res) => { server.closeAllConnections(); server.close(res); }));
+  });
+});
+
+// ---- weft serve --ws / --http (the native server of the same tree) -----------
+// WEFT_SERVE_BIN: another build's server (default: the same weft).
+const SERVE_BIN = process.env.WEFT_SERVE_BIN || undefined;
+const serveHelp = await runCli(['serve', '--help'], { bin: SERVE_BIN });
+const hasWebServe = /--ws/.test(serveHelp.stdout) && /--http/.test(serveHelp.stdout);
+
+describe('the client against weft serve --ws / --http', { skip: !hasWebServe && 'this build has no weft serve --ws/--http' }, () => {
+  const both = /listening on ws:[\s\S]*listening on http:|listening on http:[\s\S]*listening on ws:/;
+  let srv, wsUrl, httpUrl;
+  test('start', async () => {
+    srv = await startServer(['serve', '--ws', '127.0.0.1:0', '--http', '127.0.0.1:0', '--demo'], { ready: both, bin: SERVE_BIN });
+    wsUrl = /listening on (ws:\/\/\S+)/.exec(srv.stderrText)[1];
+    httpUrl = /listening on (http:\/\/\S+)/.exec(srv.stderrText)[1];
+  });
+
+  test('ws://: 1,000 requests in flight in one session, JSON and MessagePack', async () => {
+    const input = Array.from({ length: 1000 }, (_, i) => `subtract [${i}, 1]`).join('\n') + '\n';
+    const r = await runCli(['call', '--session', '--connect', wsUrl, '--timeout', '10000'], { input });
+    assert.equal(r.code, 0, r.stderr);
+    lines(r.stdout).forEach((m, i) => assert.deepEqual(m, { jsonrpc: '2.0', result: i - 1, id: i + 1 }));
+    const mp = await runCli(['call', '--connect', wsUrl, '--codec', 'msgpack', '--timeout', '5000', 'get_data']);
+    assert.deepEqual([mp.code, mp.stdout], [0, '["hello",5]\n'], mp.stderr);
+  });
+
+  test('http://: calls, a notification and an error answer', async () => {
+    const input = ['sum [1, 2]', 'sleep {"ms": 50}', '{"jsonrpc":"2.0","method":"update","params":[1]}', 'nope'].join('\n') + '\n';
+    const r = await runCli(['call', '--session', '--connect', httpUrl, '--timeout', '10000'], { input });
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(lines(r.stdout).map((m) => m.result ?? m.error.code), [3, 50, -32601]);
+  });
+
+  test('stop', async () => {
+    srv.kill('SIGTERM');
+    await within(5000, srv.exited);
   });
 });

@@ -10,6 +10,16 @@ BlockingClient::BlockingClient(ClientConfig config)
     : client_(std::make_unique<Client>(io_, std::move(config))) {}
 
 BlockingClient::~BlockingClient() {
+  // A clean goodbye where the transport has one (WebSocket close frame, HTTP
+  // session DELETE, our output written), for at most a second.
+  if (client_->state() == Client::State::Open) {
+    bool closed = false, late = false;
+    boost::asio::steady_timer t(io_, std::chrono::seconds(1));
+    t.async_wait([&](const boost::system::error_code& ec) { late = !ec; });
+    client_->shutdown([&] { closed = true; });
+    run_until([&] { return closed || late; });
+    t.cancel();
+  }
   client_.reset();  // fails what is pending, closes the connection
   io_.restart();
   io_.poll();       // lets the closing handlers run (child reaped by its watch)

@@ -76,8 +76,11 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
 
   void handshake() {
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::client));
-    ws_.set_option(websocket::stream_base::decorator([](websocket::request_type& req) {
+    const bool msgpack = cfg_.codec == CodecKind::MessagePack;
+    ws_.set_option(websocket::stream_base::decorator([msgpack](websocket::request_type& req) {
       req.set(beast::http::field::user_agent, "weft");
+      // MessagePack in binary frames is negotiated as a subprotocol (weft serve --ws).
+      if (msgpack) req.set(beast::http::field::sec_websocket_protocol, "weft.msgpack");
     }));
     ws_.read_message_max(cfg_.framing_limits.max_frame);
     ws_.binary(cfg_.codec == CodecKind::MessagePack);
