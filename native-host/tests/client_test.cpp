@@ -465,7 +465,7 @@ TEST_CASE("after the server restarts the client reconnects by itself and serves 
   second.start();
   std::vector<json> hellos;
   client.notification("hello", [&](const json& p) { hellos.push_back(p); });
-  run_until(io, [&] { return !hellos.empty(); });
+  run_until(io, [&] { return !hellos.empty() && events.size() == 3; });
   CHECK(events == std::vector<bool>{true, false, true});
   CHECK(client.connections() == 2);
   CHECK(hellos[0] == json::array({"again"}));

@@ -149,10 +149,13 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     session_->on_closed = [w = weak_from_this()](const std::string& why) {
       if (auto self = w.lock()) self->finish(why);
     };
-    session_->start();
     opened_ = true;
+    // `opened` runs first (not inside the client's own call: start() may be),
+    // then reading starts, so nothing the server sends arrives before it.
     boost::asio::post(io_, [self = shared_from_this()] {
-      if (!self->closing_ && self->hooks_.opened) self->hooks_.opened();
+      if (self->closing_) return;
+      if (self->hooks_.opened) self->hooks_.opened();
+      if (!self->closing_) self->session_->start();
     });
   }
 
