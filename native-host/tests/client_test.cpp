@@ -1,21 +1,17 @@
 // The persistent Client (weft/host/client.h): multiplexing, reconnection,
-// requests from the server, cancellation, timeouts, exec children that crash,
-// hang or write garbage, and the address strings. Servers run in this process
-// on their own thread; the client runs on the test's thread.
+// requests from the server, cancellation, timeouts, opt-in retry, completion
+// tokens. Servers run in this process on their own thread; the client runs
+// on the test's thread. (Transports, exec children and addresses:
+// client_transport_test.cpp.)
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <atomic>
-#include <map>
-#include <thread>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "address.h"
 #include "demo.h"
 #include "weft/host/host.h"
 
@@ -25,58 +21,7 @@ using weft::host::ClientConfig;
 using weft::host::Outcome;
 using S = weft::host::Outcome::Status;
 
-namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/weft-client-test-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
-};
-
-// A Server on its own thread.
-struct Running {
-  weft::host::Server server;
-  std::thread thread;
-  explicit Running(weft::host::ServerOptions o) : server(o) {}
-  void start() {
-    thread = std::thread([this] { server.run(); });
-  }
-  void stop() {
-    boost::asio::post(server.context(), [this] { server.stop(); });
-    if (thread.joinable()) thread.join();
-  }
-  ~Running() { stop(); }
-};
-
-weft::host::ServerOptions quiet_server() {
-  weft::host::ServerOptions so;
-  so.handle_signals = false;
-  so.grace_ms = 0;  // a stop closes connections at once: calls in flight are lost
-  so.log = [](std::string_view) {};
-  return so;
-}
-
-ClientConfig config(const std::string& address) {
-  ClientConfig c;
-  c.address = address;
-  c.log = [](std::string_view) {};
-  c.child_grace_ms = 100;
-  return c;
-}
-
-// Runs the client's loop until `done` (bounded by the calls' own timeouts).
-void run_until(boost::asio::io_context& io, const std::function<bool()>& done) {
-  while (!done()) {
-    io.restart();
-    if (io.run_one() == 0) break;
-  }
-}
-
-}  // namespace
+#include "client_test_support.h"
 
 TEST_CASE("10,000 calls in flight on one connection are each answered exactly once") {
   TempDir dir;
@@ -278,96 +223,6 @@ TEST_CASE("a timeout covers waiting for a server that is not there") {
   client.call("x", std::nullopt, {.timeout = 250}, [&](Outcome r) { o = std::move(r); });
   run_until(io, [&] { return o.has_value(); });
   CHECK(o->status == S::Timeout);
-}
-
-TEST_CASE("exec: a child that crashes fails the call with its exit status and stderr tail") {
-  boost::asio::io_context io;
-  Client client(io, config("exec:echo 'fatal: no config file' >&2; exit 3"));
-  std::optional<Outcome> o;
-  client.call("rpc.ping", std::nullopt, {.timeout = 10000}, [&](Outcome r) { o = std::move(r); });
-  run_until(io, [&] { return o.has_value(); });
-  CHECK(o->status == S::ConnectFailed);
-  CHECK(o->error.code == weft::code::kClosed);
-  CHECK_THAT(o->error.message, Catch::Contains("exited with status 3"));
-  CHECK_THAT(o->error.message, Catch::Contains("fatal: no config file"));
-}
-
-TEST_CASE("exec: a child that hangs ends in the caller's timeout, never a hang") {
-  boost::asio::io_context io;
-  Client client(io, config("exec:echo 'loading...' >&2; exec sleep 30"));
-  std::optional<Outcome> o;
-  client.call("rpc.ping", std::nullopt, {.timeout = 300}, [&](Outcome r) { o = std::move(r); });
-  run_until(io, [&] { return o.has_value(); });
-  CHECK(o->status == S::Timeout);
-  CHECK_THAT(o->error.message, Catch::Contains("loading..."));
-}
-
-TEST_CASE("exec: a child writing garbage on stdout fails the call with -32700 and its stderr tail") {
-  boost::asio::io_context io;
-  Client client(io, config("exec:echo 'this is not a frame'; echo 'oops' >&2; exec sleep 30"));
-  std::optional<Outcome> o;
-  client.call("rpc.ping", std::nullopt, {.timeout = 10000}, [&](Outcome r) { o = std::move(r); });
-  run_until(io, [&] { return o.has_value(); });
-  CHECK(o->status == S::RemoteError);
-  CHECK(o->error.code == weft::code::kParseError);
-  CHECK_THAT(o->error.message, Catch::Contains("undecodable data from the server"));
-  CHECK_THAT(o->error.message, Catch::Contains("oops"));
-}
-
-TEST_CASE("exec: a working child answers, and is reaped when the client is destroyed") {
-  std::optional<Outcome> o;
-  {
-    weft::host::BlockingClient c(config("exec:exec cat"));  // echoes our request back
-    c.client().method("ping", [](const json&) -> weft::Result<json> { return json("pong"); });
-    o = c.call("ping", std::nullopt, {.timeout = 10000});
-  }
-  // cat echoes our request to us: our own Peer serves it and its answer
-  // (to our request's id) goes to cat, which echoes it back: our call is answered.
-  REQUIRE(o->status == S::Ok);
-  CHECK(o->result == "pong");
-}
-
-TEST_CASE("addresses: one string chooses the transport") {
-  using weft::host::detail::Address;
-  using weft::host::detail::parse_address;
-  auto a = parse_address("unix:/run/app.sock");
-  REQUIRE(a);
-  CHECK(a->kind == Address::Kind::Unix);
-  CHECK(a->path == "/run/app.sock");
-  a = parse_address("tcp:[::1]:7000");
-  REQUIRE(a);
-  CHECK(a->host == "::1");
-  CHECK(a->port == 7000);
-  a = parse_address("exec:weft serve --stdio");
-  REQUIRE(a);
-  CHECK(a->command == "weft serve --stdio");
-  a = parse_address("ws://127.0.0.1:7001/rpc");
-  REQUIRE(a);
-  CHECK(a->kind == Address::Kind::WebSocket);
-  CHECK(a->path == "/rpc");
-  a = parse_address("http://localhost/mcp");
-  REQUIRE(a);
-  CHECK(a->port == 80);
-  a = parse_address("ws://h:1");
-  REQUIRE(a);
-  CHECK(a->path == "/");
-  for (const char* bad : {"", "unix:", "tcp:host", "tcp:h:99999", "exec:  ", "wss://h/", "https://h/", "ftp://h",
-                          "http://:80/", "/tmp/x.sock"}) {
-    auto r = parse_address(bad);
-    CHECK_FALSE(r);
-    if (!r) CHECK(r.error().code == weft::code::kInvalidParams);
-  }
-  CHECK_THAT(parse_address("wss://h/").error().message, Catch::Contains("TLS"));
-}
-
-TEST_CASE("a bad address fails each call with -32602, after call() returns") {
-  boost::asio::io_context io;
-  Client client(io, config("carrier-pigeon:home"));
-  std::optional<Outcome> o;
-  client.call("x", std::nullopt, {}, [&](Outcome r) { o = std::move(r); });
-  CHECK_FALSE(o.has_value());
-  run_until(io, [&] { return o.has_value(); });
-  CHECK(o->error.code == weft::code::kInvalidParams);
 }
 
 TEST_CASE("retry is opt-in: a retryable answer (-32003, retry_after) is sent again only when allowed") {

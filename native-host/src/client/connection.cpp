@@ -76,8 +76,9 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
   using K = Diagnostic::Kind;
   if (d.kind == K::BadFrame) {
     // What the server sent cannot be matched to calls any more: end the
-    // connection (not from inside the framing's callback).
-    log(cfg.address + ": " + d.message);
+    // connection (not from inside the framing's callback). The calls on it
+    // carry the reason; with none, only the log can tell.
+    if (on_wire == 0) log(cfg.address + ": " + d.message);
     boost::asio::post(io, [w = weak_from_this(), l = std::weak_ptr<Link>(link), m = d.message] {
       auto s = w.lock();
       auto lk = l.lock();
