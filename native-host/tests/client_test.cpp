@@ -233,7 +233,7 @@ TEST_CASE("retry is opt-in: a retryable answer (-32003, retry_after) is sent aga
     // Overloaded twice (the second time with retry_after), then answers.
     p.method("flaky", [&](const json&) -> weft::Result<json> {
       const int n = ++calls;
-      if (n % 3 == 1) return weft::Error(weft::code::kOverloaded, "busy");
+      if (n % 3 == 1) return weft::Error(weft::code::kOverloaded, "busy", json{{"limit", 1000}});
       if (n % 3 == 2) return weft::Error(-32050, "come back later", json{{"retry_after", 300}});
       return json("done");
     });

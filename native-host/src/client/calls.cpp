@@ -135,8 +135,8 @@ void Client::Impl::backoff(CallId id, const Error& e) {
   Call& c = calls.at(id);
   Millis delay = backoff_delay(c.sends - 1);
   if (e.data && e.data->is_object()) {
-    const json& ra = (*e.data)["retry_after"];
-    if (ra.is_number() && ra.get<double>() >= 0) delay = std::max<Millis>(delay, ra.get<Millis>());
+    if (auto ra = e.data->find("retry_after"); ra != e.data->end() && ra->is_number() && ra->get<double>() >= 0)
+      delay = std::max<Millis>(delay, static_cast<Millis>(std::min(ra->get<double>(), 3600e3)));
   }
   if (cfg.verbose) log(c.method + ": " + e.message + "; sending again in " + std::to_string(delay) + " ms");
   c.at = At::Backoff;
