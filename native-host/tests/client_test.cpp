@@ -225,16 +225,19 @@ TEST_CASE("a timeout covers waiting for a server that is not there") {
   CHECK(o->status == S::Timeout);
 }
 
-TEST_CASE("retry is opt-in: a retryable answer (-32003, retry_after) is sent again only when allowed") {
+TEST_CASE("retry is opt-in: a retryable answer (-32003, -32004 with retry_after) is sent again only when allowed") {
   TempDir dir;
   Running srv(quiet_server());
   std::atomic<int> calls{0};
   srv.server.on_peer([&](weft::Peer& p) {
-    // Overloaded twice (the second time with retry_after), then answers.
+    // Overloaded, then rate-limited with retry_after, then answers; a plain
+    // error is never retried.
     p.method("flaky", [&](const json&) -> weft::Result<json> {
       const int n = ++calls;
       if (n % 3 == 1) return weft::Error(weft::code::kOverloaded, "busy", json{{"limit", 1000}});
-      if (n % 3 == 2) return weft::Error(-32050, "come back later", json{{"retry_after", 300}});
+      if (n % 3 == 2)
+        return weft::Error(weft::code::kRateLimited, "come back later",
+                           json{{"limit", 1}, {"window", 1000}, {"retry_after", 300}});
       return json("done");
     });
   });
@@ -267,8 +270,14 @@ TEST_CASE("retry is opt-in: a retryable answer (-32003, retry_after) is sent aga
   calls = 0;
   client.call("flaky", std::nullopt, retry, [&](Outcome r) { o = std::move(r); });
   run_until(io, [&] { return o.has_value(); });
-  CHECK(o->error.code == -32050);  // two sends, both refused
+  CHECK(o->error.code == weft::code::kRateLimited);  // two sends, both refused
   CHECK(o->attempts == 2);
+
+  o.reset();
+  client.call("no_such_method", std::nullopt, retry, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->error.code == weft::code::kMethodNotFound);  // not retryable: one send
+  CHECK(o->attempts == 1);
 }
 
 TEST_CASE("connecting backs off 100 ms, 200 + rand(50), 400 + rand(100), then fails with -32002") {

@@ -15,13 +15,6 @@ namespace {
 
 constexpr Millis kMaxBackoffMs = 30000;
 
-// Errors a retrying call is sent again for (CallPolicy::retry): the server
-// said it is overloaded, or told us when to come back.
-bool retryable_answer(const Error& e) {
-  if (e.code == code::kOverloaded) return true;
-  return e.data && e.data->is_object() && e.data->contains("retry_after");
-}
-
 }  // namespace
 
 int Outcome::exit_code() const {
@@ -90,8 +83,7 @@ void Client::Impl::send(CallId id) {
   --on_wire;
   c.at = At::Queue;
   // Refused locally (too many pending: -32003, closed: -32002, bad method or params).
-  if (c.policy.retry && retryable_answer(r.error()) && c.sends < c.policy.max_attempts)
-    return backoff(id, r.error());
+  if (c.policy.retry && c.sends < c.policy.max_attempts && backoff(id, r.error())) return;
   settle(id, r.error().code == code::kClosed ? Outcome::Status::ConnectFailed : Outcome::Status::RemoteError,
          {}, r.error());
 }
@@ -117,8 +109,7 @@ void Client::Impl::answered(CallId id, Link* l, Result<json> r) {
     return;
   }
   answered_on_link = true;
-  if (c.policy.retry && retryable_answer(r.error()) && c.sends < c.policy.max_attempts)
-    return backoff(id, r.error());
+  if (c.policy.retry && c.sends < c.policy.max_attempts && backoff(id, r.error())) return;
   settle(id, Outcome::Status::RemoteError, {}, r.error());
 }
 
@@ -130,19 +121,21 @@ Millis Client::Impl::backoff_delay(int k) {
   return static_cast<Millis>(capped + jitter(rng));
 }
 
-// A retryable answer: send again after the backoff (or the server's retry_after).
-void Client::Impl::backoff(CallId id, const Error& e) {
+// A retryable answer (-32001, -32003, -32004, -32005: the core's one rule,
+// weft::retryable / weft::retry_delay, docs/protocol.md "Retryable errors"):
+// send again after the backoff, or the server's data.retry_after when longer.
+// False when the rule says not to.
+bool Client::Impl::backoff(CallId id, const Error& e) {
   Call& c = calls.at(id);
-  Millis delay = backoff_delay(c.sends - 1);
-  if (e.data && e.data->is_object()) {
-    if (auto ra = e.data->find("retry_after"); ra != e.data->end() && ra->is_number() && ra->get<double>() >= 0)
-      delay = std::max<Millis>(delay, static_cast<Millis>(std::min(ra->get<double>(), 3600e3)));
-  }
-  if (cfg.verbose) log(c.method + ": " + e.message + "; sending again in " + std::to_string(delay) + " ms");
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const auto delay = weft::retry_delay(e, c.sends, unit(rng));
+  if (!delay) return false;
+  if (cfg.verbose) log(c.method + ": " + e.message + "; sending again in " + std::to_string(*delay) + " ms");
   c.at = At::Backoff;
-  c.retry_at = now_ms() + delay;
+  c.retry_at = now_ms() + *delay;
   wakeups.insert({*c.retry_at, id});
   rearm();
+  return true;
 }
 
 void Client::Impl::settle_timeout(CallId id) {

@@ -89,7 +89,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   void send(CallId id);
   void answered(CallId id, Link* l, Result<json> r);
   Millis backoff_delay(int k);
-  void backoff(CallId id, const Error& e);
+  bool backoff(CallId id, const Error& e);
   void settle_timeout(CallId id);
   void settle(CallId id, Outcome::Status st, json result, std::optional<Error> e);
   bool cancel(CallId id);

@@ -97,8 +97,10 @@ struct ClientConfig {
 struct CallPolicy {
   std::optional<Millis> timeout;   // whole call; nullopt → ClientConfig::default_timeout
   // Idempotent calls only: send again after the connection dropped, or after
-  // a retryable error answer (-32003 overloaded, or error data with
-  // "retry_after" ms, which is honoured), at most `max_attempts` sends.
+  // a retryable error answer (-32001, -32003, -32004, -32005: weft::retryable),
+  // waiting weft::retry_delay (100 ms, 200 + rand(50), …, or the error's
+  // data.retry_after when longer); at most `max_attempts` sends, and never
+  // more than weft::kMaxAttempts (5) after retryable answers.
   bool retry = false;
   int max_attempts = 5;
 };
