@@ -1,4 +1,4 @@
-// main.cpp — the `weft` command-line tool: serve, call, notify.
+// main.cpp — the `weft` command-line tool: serve, call (one-shot or --session), notify.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "cli/options.h"
+#include "cli/session_mode.h"
 #include "demo.h"
 #include "util.h"
 #include "weft/host/host.h"
@@ -101,7 +102,8 @@ int serve(const Options& o) {
       break;
     case Transport::Unix:
     case Transport::Default:
-    case Transport::Exec: {
+    case Transport::Exec:
+    case Transport::Address: {
       std::string path = o.unix_path.empty() ? weft::host::default_socket_path() : o.unix_path;
       r = server.listen_unix(path);
       where = "unix:" + path;
@@ -128,6 +130,10 @@ int client(const Options& o) {
       co.endpoint.kind = weft::host::Endpoint::Kind::Exec;
       co.endpoint.command = o.exec;
       break;
+    case Transport::Address:
+      co.endpoint.kind = weft::host::Endpoint::Kind::Address;
+      co.endpoint.address = o.address;
+      break;
     default:
       co.endpoint.kind = weft::host::Endpoint::Kind::Unix;
       co.endpoint.path = o.unix_path.empty() ? weft::host::default_socket_path() : o.unix_path;
@@ -139,6 +145,7 @@ int client(const Options& o) {
   co.timeout = o.timeout_ms;
   co.retries = o.retries;
   co.verbose = o.verbose;
+  if (o.session) return weft::cli::run_session(weft::host::to_config(co), stdin, stdout);
   const bool is_call = o.command == Command::Call;
   weft::host::Outcome out = is_call ? weft::host::call(co, o.method, o.params)
                                     : weft::host::notify(co, o.method, o.params);
@@ -148,6 +155,7 @@ int client(const Options& o) {
       if (is_call) print(stdout, out.result.dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
       break;
     case S::RemoteError:
+    case S::Cancelled:
       print(stderr, out.error.to_json().dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
       break;
     case S::ConnectFailed:

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "address.h"
+
 namespace weft::cli {
 
 namespace {
@@ -101,15 +103,21 @@ std::string usage(Command c) {
     case Command::Notify: {
       const bool call = c == Command::Call;
       std::string s = std::string("Usage: weft ") + command_name(c) +
-                      " (--unix PATH | --tcp HOST:PORT | --exec CMD) [--framing F] [--codec C]\n"
-                      "                 [--max-depth N] [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n\n";
-      s += call ? "Send one request and print its result as JSON on stdout.\n"
+                      " (--unix PATH | --tcp HOST:PORT | --exec CMD | --connect ADDR) [--framing F]\n"
+                      "                 [--codec C] [--max-depth N] [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n";
+      if (call) s += "       weft call (same options) --session   < requests, one per line\n";
+      s += "\n";
+      s += call ? "Send one request and print its result as JSON on stdout. With --session, read\n"
+                  "requests from stdin over one connection (a JSON-RPC request object, or METHOD\n"
+                  "[PARAMS_JSON], per line) and print one JSON-RPC response per line, in input order.\n"
                 : "Send one notification; exit 0 once it is written.\n";
       s += "\n"
            "  --unix PATH        Unix socket (default $WEFT_SOCKET, else $XDG_RUNTIME_DIR/weft.sock,\n"
            "                     else /tmp/weft-$USER.sock)\n"
            "  --tcp HOST:PORT    TCP\n"
            "  --exec CMD         run CMD with /bin/sh -c and talk over its stdin/stdout\n"
+           "  --connect ADDR     unix:PATH, tcp:HOST:PORT, exec:CMD, ws://HOST:PORT/PATH (WebSocket)\n"
+           "                     or http://HOST:PORT/PATH (MCP Streamable HTTP)\n"
            "  --framing F        lsp (default with --exec), ndjson, len32be (default on sockets), len32le\n"
            "  --codec C          json (default) or msgpack\n"
            "  --max-depth N      accept replies nested up to N levels (1 to 10000, default 128)\n"
@@ -120,7 +128,7 @@ std::string usage(Command c) {
            "  PARAMS_JSON        a JSON array or object\n"
            "\n";
       s += call ? "Exit: 0 result (stdout), 1 error response (JSON on stderr), 2 usage,\n"
-                  "      3 connection failure, 4 timeout.\n"
+                  "      3 connection failure, 4 timeout. --session: the highest of its answers' codes.\n"
                 : "Exit: 0 written, 2 usage, 3 connection failure, 4 timeout.\n";
       return s;
     }
@@ -165,7 +173,7 @@ Parsed parse(const std::vector<std::string>& args) {
   bool only_positional = false;
   auto set_transport = [&](Transport t, const std::string& flag) -> bool {
     if (o.transport != Transport::Default) {
-      out.error = "only one of --stdio, --unix, --tcp, --exec may be given (" + flag + ")";
+      out.error = "only one of --stdio, --unix, --tcp, --exec, --connect may be given (" + flag + ")";
       return false;
     }
     o.transport = t;
@@ -226,6 +234,14 @@ Parsed parse(const std::vector<std::string>& args) {
       if (!value(v) || !set_transport(Transport::Exec, a)) return out;
       if (v.empty()) return err("--exec needs a command");
       o.exec = v;
+    } else if (a == "--connect" && !serve) {
+      if (!value(v) || !set_transport(Transport::Address, a)) return out;
+      auto addr = host::detail::parse_address(v);
+      if (!addr) return err("--connect: " + addr.error().message);
+      o.address = v;
+    } else if (a == "--session" && o.command == Command::Call) {
+      if (!no_value()) return out;
+      o.session = true;
     } else if (a == "--framing") {
       if (!value(v)) return out;
       Framing f;
@@ -296,6 +312,10 @@ Parsed parse(const std::vector<std::string>& args) {
 
   if (serve) {
     if (!positional.empty()) return err("unexpected argument '" + positional[0] + "' for weft serve");
+    return out;
+  }
+  if (o.session) {
+    if (!positional.empty()) return err("--session reads requests from stdin; unexpected argument '" + positional[0] + "'");
     return out;
   }
   if (positional.empty()) return err("missing METHOD; try weft " + name + " --help");

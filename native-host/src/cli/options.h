@@ -14,7 +14,7 @@
 namespace weft::cli {
 
 enum class Command { None, Serve, Call, Notify };
-enum class Transport { Default, Stdio, Unix, Tcp, Exec };
+enum class Transport { Default, Stdio, Unix, Tcp, Exec, Address };
 
 struct Options {
   Command command = Command::None;
@@ -25,6 +25,8 @@ struct Options {
   std::string host;
   std::uint16_t port = 0;
   std::string exec;
+  std::string address;   // call/notify --connect ADDR (unix:, tcp:, exec:, ws://, http://)
+  bool session = false;  // call --session: one request per stdin line, one answer per line
   std::optional<Framing> framing;
   CodecKind codec = CodecKind::Json;
   bool demo = false;

@@ -1,24 +1,204 @@
-// weft/host/client.h — one-shot client calls over a Unix socket, TCP, or a
-// child process's stdin/stdout (the way editors talk to LSP servers).
+// weft/host/client.h — the native client: one persistent, multiplexed
+// connection (Client), a blocking wrapper (BlockingClient) and the one-shot
+// call()/notify() the CLI has always used.
+//
+// One address string chooses the transport:
+//   unix:/run/app.sock   tcp:127.0.0.1:7000   exec:weft serve --stdio
+//   ws://127.0.0.1:7001/rpc  (one message per text frame)
+//   http://127.0.0.1:7002/mcp  (MCP Streamable HTTP: POST, JSON or SSE answers)
+//
+// A Client keeps one connection and many calls in flight on it; the core's
+// weft::Peer matches answers to calls by id, serves the methods the client
+// registers (requests from the server) and sends $/cancelRequest. Async use
+// on the caller's Boost.Asio io_context:
+//
+//   weft::host::Client c(io, {.address = "unix:/tmp/app.sock"});
+//   c.call("add", weft::json{{"a", 1}, {"b", 2}}, {}, [](weft::host::Outcome o) {
+//     if (o.ok()) std::cout << o.result << "\n";
+//   });
+//
+// Rules (docs/protocol.md, "The native client"):
+// - Calls made before the connection is up wait for it (connecting is lazy).
+// - When the connection closes, every call on it fails once with -32002
+//   (Status::ConnectFailed), the message naming the address and the reason
+//   (for exec: the child's exit status and the tail of its stderr) — unless the
+//   call opted into retry (CallPolicy::retry, for idempotent calls): then it is
+//   sent again on the next connection, at most `max_attempts` times in all.
+// - Reconnecting: attempt k waits base·2^k + rand(base·2^k / 4) ms (100 ms,
+//   200 + rand(50), 400 + rand(100), …), at most `connect_attempts` attempts;
+//   then the waiting calls fail with -32002 and the next call starts again.
+// - A timeout covers the whole call (waiting for the connection, retries); on
+//   expiry the call fails with -32001 (Status::Timeout) and the server is sent
+//   $/cancelRequest so that it can stop the work.
+// - cancel(): the call settles at once with -32800 (Status::Cancelled) and the
+//   server is sent $/cancelRequest.
+// - Bytes the client cannot decode (bad frame, wrong codec, a child writing
+//   garbage on stdout) close the connection: the stream can no longer be
+//   trusted to match answers to calls.
+// - Every completion runs exactly once, on the io_context's thread; destroying
+//   the Client completes its pending calls with -32002.
+//
+// Not thread-safe: use a Client from the thread that runs its io_context.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include "weft/codec.h"
 #include "weft/error.h"
 #include "weft/framing.h"
+#include "weft/peer.h"
 
 namespace weft::host {
 
+struct Outcome {
+  enum class Status { Ok, RemoteError, ConnectFailed, Timeout, Cancelled };
+  Status status = Status::Ok;
+  json result;          // Ok
+  Error error;          // RemoteError: the server's error; otherwise why the call failed
+                        // (-32002 ConnectFailed, -32001 Timeout, -32800 Cancelled)
+  int attempts = 0;     // connection attempts (one-shot call/notify) or sends (Client)
+  bool ok() const { return status == Status::Ok; }
+  // CLI exit codes: 0 ok, 1 error response (or cancelled), 3 connection failure, 4 timeout.
+  int exit_code() const;
+};
+
+struct ClientConfig {
+  std::string address;             // see above; a bad address fails each call with -32602
+  std::optional<Framing> framing;  // byte transports; nullopt → transport.h's default
+  CodecKind codec = CodecKind::Json;  // ws: MessagePack travels in binary frames
+  FramingLimits framing_limits;
+  CodecLimits codec_limits;        // max_depth accepted in what the server sends
+  PeerLimits peer_limits;          // max_pending: calls in flight on one connection
+  std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
+  // Connecting: attempts per (re)connection, first one included (≥ 1).
+  int connect_attempts = 5;
+  Millis backoff_ms = 100;         // base of the backoff schedule above
+  // After an established connection drops, connect again at once (with the
+  // backoff above) even when no call is waiting, so that the server's
+  // notifications and requests keep arriving. false: reconnect on the next call.
+  bool reconnect = true;
+  // exec: how long the child may take to exit after its stdin is closed,
+  // before SIGTERM (then SIGKILL one second later).
+  Millis child_grace_ms = 2000;
+  // One line per event (connect failures, retries, undecodable input).
+  // Default: stderr with a "weft: " prefix. An exec child's stderr is passed
+  // through to our stderr unchanged (and its tail kept for error messages).
+  std::function<void(std::string_view)> log;
+  bool verbose = false;            // also log each reconnect / retry
+};
+
+struct CallPolicy {
+  std::optional<Millis> timeout;   // whole call; nullopt → ClientConfig::default_timeout
+  // Idempotent calls only: send again after the connection dropped, or after
+  // a retryable error answer (-32001, -32003, -32004, -32005: weft::retryable),
+  // waiting weft::retry_delay (100 ms, 200 + rand(50), …, or the error's
+  // data.retry_after when longer); at most `max_attempts` sends, and never
+  // more than weft::kMaxAttempts (5) after retryable answers.
+  bool retry = false;
+  int max_attempts = 5;
+};
+
+using CallId = std::uint64_t;  // a Client's handle for one call (not the wire id)
+using Completion = std::function<void(Outcome)>;
+
+class Client {
+ public:
+  enum class State { Idle, Connecting, Open, Closed };
+
+  Client(boost::asio::io_context& io, ClientConfig config);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Methods the server may call on us (registered on every connection's Peer).
+  void method(std::string name, MethodHandler h, std::optional<ParamSpec> spec = std::nullopt);
+  void method(std::string name, SyncHandler h, std::optional<ParamSpec> spec = std::nullopt);
+  void notification(std::string name, NotificationHandler h);
+
+  // Starts connecting now instead of at the first call.
+  void connect();
+  CallId call(std::string method, std::optional<json> params, CallPolicy policy, Completion done);
+  // Queued until connected; fails (-32002) only once the client is closed.
+  Result<void> notify(std::string method, std::optional<json> params);
+  // Settles the call with -32800 now; false when it has already settled.
+  bool cancel(CallId id);
+
+  // Writes what is queued, then closes; pending calls fail with -32002.
+  // `done` runs once the connection is closed.
+  void shutdown(std::function<void()> done = {});
+  // Closes now; pending calls fail with -32002. The client can be used again
+  // (the next call connects) unless `for_good`.
+  void close(bool for_good = true);
+
+  State state() const;
+  std::size_t pending() const;   // calls not settled yet
+  std::uint64_t connections() const;  // connections established so far
+  // Why the last connection ended or the last attempt to connect failed.
+  const std::optional<Error>& last_error() const;
+  // Connection events, e.g. for logs: true when one opens, false when it closes.
+  std::function<void(bool open, const std::string& why)> on_connection;
+
+  boost::asio::io_context& context();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+// Client::call with any Asio completion token: a handler, use_future,
+// use_awaitable (C++20 coroutines), … The signature is void(Outcome).
+//   Outcome o = co_await weft::host::async_call(client, "sum", weft::json{1, 2}, {},
+//                                               boost::asio::use_awaitable);
+template <class CompletionToken>
+auto async_call(Client& client, std::string method, std::optional<json> params, CallPolicy policy,
+                CompletionToken&& token) {
+  return boost::asio::async_initiate<CompletionToken, void(Outcome)>(
+      [&client](auto handler, std::string m, std::optional<json> p, CallPolicy pol) {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        client.call(std::move(m), std::move(p), pol, [h](Outcome o) { (*h)(std::move(o)); });
+      },
+      token, std::move(method), std::move(params), policy);
+}
+
+// The same client for code without an event loop of its own (the CLI): owns
+// an io_context and runs it inside each blocking call.
+class BlockingClient {
+ public:
+  explicit BlockingClient(ClientConfig config);
+  ~BlockingClient();
+  Client& client() { return *client_; }
+  boost::asio::io_context& context() { return io_; }
+
+  Outcome call(const std::string& method, const std::optional<json>& params, CallPolicy policy = {});
+  // Ok once the notification is written (the connection is closed then).
+  Outcome notify_and_close(const std::string& method, const std::optional<json>& params,
+                           std::optional<Millis> timeout = std::nullopt);
+  // Runs the loop until `done()` is true or nothing is left to do.
+  void run_until(const std::function<bool()>& done);
+
+ private:
+  boost::asio::io_context io_{1};
+  std::unique_ptr<Client> client_;
+};
+
+// ---- One-shot calls (the CLI's `weft call`, scripts) ------------------------
+
 struct Endpoint {
-  enum class Kind { Unix, Tcp, Exec };
+  enum class Kind { Unix, Tcp, Exec, Address };
   Kind kind = Kind::Unix;
   std::string path;          // Unix
   std::string host;          // Tcp
   std::uint16_t port = 0;    // Tcp
   std::string command;       // Exec: run with /bin/sh -c
+  std::string address;       // Address: any address string (ws://, http://, …)
+  std::string text() const;  // as an address string
 };
 
 struct ClientOptions {
@@ -26,23 +206,15 @@ struct ClientOptions {
   std::optional<Framing> framing;  // nullopt → lsp for Exec, len32be for sockets
   CodecKind codec = CodecKind::Json;
   CodecLimits codec_limits;        // max_depth: nesting accepted in the reply (codec.h)
-  std::optional<Millis> timeout;   // per request (and per connect attempt)
-  // Connection refused / socket missing: retry up to `retries` times after
-  // backoff_ms·2^k (k = 0, 1, …) plus up to 25 % random jitter.
+  std::optional<Millis> timeout;   // the whole call: connecting, retries, answer
+  // Connection refused / socket missing: retry up to `retries` times, on the
+  // Client's backoff schedule (100 ms, 200 + rand(50), 400 + rand(100), …).
   int retries = 3;
   Millis backoff_ms = 100;
   bool verbose = false;            // log retries to stderr
 };
 
-struct Outcome {
-  enum class Status { Ok, RemoteError, ConnectFailed, Timeout };
-  Status status = Status::Ok;
-  json result;          // Ok
-  Error error;          // RemoteError: the response's error; otherwise why it failed
-  int attempts = 0;     // connection attempts made
-  // CLI exit codes: 0 ok, 1 error response, 3 connection failure, 4 timeout.
-  int exit_code() const;
-};
+ClientConfig to_config(const ClientOptions& options);
 
 // Connects, sends one request, waits for its response.
 Outcome call(const ClientOptions& options, const std::string& method,

@@ -1,0 +1,137 @@
+// blocking.cpp — BlockingClient (a Client with its own io_context) and the
+// one-shot call()/notify() of the CLI, built on it.
+#include "weft/host/client.h"
+
+#include <boost/asio/steady_timer.hpp>
+
+namespace weft::host {
+
+BlockingClient::BlockingClient(ClientConfig config)
+    : client_(std::make_unique<Client>(io_, std::move(config))) {}
+
+BlockingClient::~BlockingClient() {
+  // A clean goodbye where the transport has one (WebSocket close frame, HTTP
+  // session DELETE, our output written), for at most a second.
+  if (client_->state() == Client::State::Open) {
+    bool closed = false, late = false;
+    boost::asio::steady_timer t(io_, std::chrono::seconds(1));
+    t.async_wait([&](const boost::system::error_code& ec) { late = !ec; });
+    client_->shutdown([&] { closed = true; });
+    run_until([&] { return closed || late; });
+    t.cancel();
+  }
+  client_.reset();  // fails what is pending, closes the connection
+  io_.restart();
+  io_.poll();       // lets the closing handlers run (child reaped by its watch)
+}
+
+void BlockingClient::run_until(const std::function<bool()>& done) {
+  while (!done()) {
+    if (io_.stopped()) io_.restart();
+    if (io_.run_one() == 0) break;  // nothing left that could make progress
+  }
+}
+
+Outcome BlockingClient::call(const std::string& method, const std::optional<json>& params, CallPolicy policy) {
+  std::optional<Outcome> out;
+  client_->call(method, params, policy, [&](Outcome o) { out = std::move(o); });
+  run_until([&] { return out.has_value(); });
+  if (!out) {
+    Outcome o;
+    o.status = Outcome::Status::ConnectFailed;
+    o.error = Error(code::kClosed, "the event loop ran out of work before the answer");
+    return o;
+  }
+  return *out;
+}
+
+Outcome BlockingClient::notify_and_close(const std::string& method, const std::optional<json>& params,
+                                         std::optional<Millis> timeout) {
+  Outcome out;
+  auto r = client_->notify(method, params);
+  if (!r) {
+    out.status = Outcome::Status::ConnectFailed;
+    out.error = r.error();
+    return out;
+  }
+  // Connect (the notification waits for it), then write it and close. A
+  // connection failure is seen by a call; ping the connection with none.
+  bool connected = false, failed = false, closed = false;
+  Error why;
+  client_->on_connection = [&](bool open, const std::string& w) {
+    if (open) {
+      connected = true;
+      client_->shutdown([&] { closed = true; });
+    } else if (!connected) {
+      failed = true;
+      why = Error(code::kClosed, w);
+    }
+  };
+  std::optional<boost::asio::steady_timer> t;
+  bool timed_out = false;
+  if (timeout) {
+    t.emplace(io_, std::chrono::milliseconds(*timeout));
+    t->async_wait([&](const boost::system::error_code& ec) { timed_out = !ec; });
+  }
+  client_->connect();
+  // Connection failures end in the Client's failing the waiting notification
+  // silently; the state going back to Idle says so.
+  run_until([&] {
+    return closed || failed || timed_out ||
+           (!connected && client_->state() == Client::State::Idle);
+  });
+  if (t) t->cancel();
+  client_->on_connection = nullptr;
+  out.attempts = 1;
+  if (closed) return out;
+  if (timed_out) {
+    out.status = Outcome::Status::Timeout;
+    out.error = Error(code::kTimeout, "timed out after " + std::to_string(*timeout) + " ms");
+    return out;
+  }
+  out.status = Outcome::Status::ConnectFailed;
+  out.error = failed ? why
+           : client_->last_error() ? *client_->last_error()
+                                   : Error(code::kClosed, "could not connect");
+  return out;
+}
+
+// ---- one-shot ------------------------------------------------------------
+
+std::string Endpoint::text() const {
+  switch (kind) {
+    case Kind::Unix: return "unix:" + path;
+    case Kind::Tcp:
+      return "tcp:" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    case Kind::Exec: return "exec:" + command;
+    case Kind::Address: return address;
+  }
+  return address;
+}
+
+ClientConfig to_config(const ClientOptions& o) {
+  ClientConfig c;
+  c.address = o.endpoint.text();
+  c.framing = o.framing;
+  c.codec = o.codec;
+  c.codec_limits = o.codec_limits;
+  c.default_timeout = o.timeout;
+  c.connect_attempts = o.retries + 1;
+  c.backoff_ms = o.backoff_ms;
+  // One call: a connection that drops before the answer is the answer (exit 3).
+  c.reconnect = false;
+  c.verbose = o.verbose;
+  return c;
+}
+
+Outcome call(const ClientOptions& options, const std::string& method, const std::optional<json>& params) {
+  BlockingClient c(to_config(options));
+  return c.call(method, params);
+}
+
+Outcome notify(const ClientOptions& options, const std::string& method, const std::optional<json>& params) {
+  BlockingClient c(to_config(options));
+  return c.notify_and_close(method, params, options.timeout);
+}
+
+}  // namespace weft::host

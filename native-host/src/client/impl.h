@@ -1,0 +1,110 @@
+// impl.h — the Client's state, shared by the files that implement it:
+// calls.cpp (calls and their lifetimes: queued, on the wire, waiting to
+// retry; deadlines, cancellation) and connection.cpp (connecting,
+// reconnecting with backoff, what a closed connection means for its calls).
+// Matching answers to calls is the core Peer's job; these files only decide
+// what happens to a call when its connection goes away.
+#pragma once
+
+#include <deque>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "address.h"
+#include "client/link.h"
+#include "util.h"
+#include "weft/host/client.h"
+
+namespace weft::host {
+
+using detail::Address;
+using detail::Link;
+
+struct Client::Impl : std::enable_shared_from_this<Impl> {
+  enum class At { Queue, Wire, Backoff, Orphan };
+  struct Call {
+    std::string method;
+    std::optional<json> params;
+    CallPolicy policy;
+    Completion done;
+    std::optional<Millis> deadline;
+    Millis timeout = 0;
+    std::optional<Millis> retry_at;
+    int sends = 0;
+    At at = At::Queue;
+    Link* link = nullptr;
+    Id wire_id;
+    bool cancelling = false;
+    bool timing_out = false;
+  };
+
+  Impl(boost::asio::io_context& io, ClientConfig c)
+      : io(io), cfg(std::move(c)), addr(detail::parse_address(cfg.address)), timer(io),
+        reconnect_timer(io), rng(std::random_device{}()) {
+    if (!cfg.log) cfg.log = detail::default_log();
+    if (cfg.connect_attempts < 1) cfg.connect_attempts = 1;
+  }
+
+  boost::asio::io_context& io;
+  ClientConfig cfg;
+  Result<Address> addr;
+  Client* owner = nullptr;
+  std::vector<std::function<void(Peer&)>> registrations;
+  std::unordered_map<CallId, Call> calls;
+  // Calls and notifications waiting for a connection, in the order made (a
+  // notification sent after a call must not overtake it: MCP's initialize).
+  std::deque<CallId> queue;
+  std::unordered_map<CallId, std::pair<std::string, std::optional<json>>> notes;  // ids in `queue`
+  std::vector<CallId> orphans;  // failed by a closing link; settled when it says why
+  std::set<std::pair<Millis, CallId>> wakeups;  // deadlines and retry times
+  boost::asio::steady_timer timer;
+  std::optional<Millis> armed;
+  boost::asio::steady_timer reconnect_timer;
+  std::shared_ptr<Link> link;
+  bool link_open = false;
+  Millis opened_at = 0;
+  bool answered_on_link = false;
+  // The link is being closed because the server sent what we cannot decode:
+  // its calls fail as a -32700 answer (exit 1), not as a lost connection.
+  bool undecodable = false;
+  std::size_t on_wire = 0;
+  State state = State::Idle;
+  int failures = 0;  // consecutive failed connection attempts
+  int cycle_attempts = 0;  // attempts since the last connection opened
+  bool closing = false;   // inside close(): every call fails, none is retried
+  bool for_good = false;
+  std::vector<std::function<void()>> on_shutdown;
+  CallId next_id = 1;
+  std::uint64_t connections = 0;
+  std::optional<Error> last_error;
+  std::mt19937 rng;
+
+  void log(const std::string& line) { cfg.log(line); }
+
+  // calls.cpp
+  CallId call(std::string method, std::optional<json> params, CallPolicy policy, Completion done);
+  void send(CallId id);
+  void answered(CallId id, Link* l, Result<json> r);
+  Millis backoff_delay(int k);
+  bool backoff(CallId id, const Error& e);
+  void settle_timeout(CallId id);
+  void settle(CallId id, Outcome::Status st, json result, std::optional<Error> e);
+  bool cancel(CallId id);
+  Result<void> notify(std::string method, std::optional<json> params);
+  void rearm();
+  void wake();
+
+  // connection.cpp
+  void ensure_connecting();
+  void start_connect();
+  void opened();
+  void diagnostic(const Diagnostic& d);
+  void closed(Error why, bool was_open, bool retryable);
+  void fail_waiting(const Error& why);
+  void close(bool good, const Error& why);
+};
+
+}  // namespace weft::host

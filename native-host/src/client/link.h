@@ -1,0 +1,64 @@
+// link.h — one connection of a Client, whatever the transport: it gives the
+// client a weft::Peer that is usable between `opened` and `closed`.
+//
+// Byte streams (unix, tcp, exec) are a host Session (framing + codec, the
+// server's own machinery); ws and http carry one encoded message per frame or
+// per POST. The Client (client.cpp) keeps calls, retries and reconnection;
+// a Link only moves messages and reports, once, why it ended.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "address.h"
+#include "weft/host/client.h"
+#include "weft/peer.h"
+
+namespace weft::host::detail {
+
+struct LinkHooks {
+  // Installs the client's registered methods on the new Peer.
+  std::function<void(Peer&)> setup;
+  // The connection is up: calls may be sent.
+  std::function<void()> opened;
+  // Once. `why` is a kClosed error naming the address and the reason;
+  // `was_open` whether `opened` ran; `retryable` whether connecting again may
+  // help (refused, missing socket, reset — not a bad address or a failed spawn).
+  std::function<void(Error why, bool was_open, bool retryable)> closed;
+  // Everything the Peer or the framing reports (BadFrame, ErrorWithoutId, …).
+  std::function<void(const Diagnostic&)> diagnostic;
+  std::function<void(std::string_view)> log;
+};
+
+class Link {
+ public:
+  virtual ~Link() = default;
+  virtual Peer& peer() = 0;
+  // True from the moment the link starts closing: a Peer completion that
+  // fails then was failed by the close, not answered by the server.
+  virtual bool closed() const = 0;
+  // After using peer() from outside a link callback: send what was queued.
+  virtual void flush() = 0;
+  // Send what is queued, then close cleanly.
+  virtual void shutdown() = 0;
+  // Close now; `why` is what `closed` reports (with transport context added).
+  virtual void close(const Error& why) = 0;
+  // Extra words for error messages (exec: exit status and stderr tail).
+  virtual std::string context() const { return {}; }
+};
+
+// Starts connecting; hooks run on `io`. Never null.
+std::shared_ptr<Link> open_stream_link(boost::asio::io_context& io, const Address& a,
+                                       const ClientConfig& cfg, LinkHooks hooks);
+std::shared_ptr<Link> open_ws_link(boost::asio::io_context& io, const Address& a,
+                                   const ClientConfig& cfg, LinkHooks hooks);
+std::shared_ptr<Link> open_http_link(boost::asio::io_context& io, const Address& a,
+                                     const ClientConfig& cfg, LinkHooks hooks);
+
+// Connect errors worth another attempt after a backoff.
+bool retryable_connect_error(const boost::system::error_code& ec);
+
+}  // namespace weft::host::detail

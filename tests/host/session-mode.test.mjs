@@ -1,0 +1,169 @@
+// `weft call --session`: one connection, one request per stdin line, one
+// answer per line in input order, exit status the highest of the lines'
+// codes. The README's examples for it (and the persistent client's C++
+// example) are run here as written.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { WEFT_BIN, killAll, repoRoot, runCli, startServer, tempDir, within } from './helpers.mjs';
+
+const tmp = tempDir();
+const sock = path.join(tmp.dir, 'session.sock');
+let server;
+before(async () => {
+  server = await startServer(['serve', '--unix', sock, '--demo']);
+});
+after(() => {
+  killAll();
+  tmp.cleanup();
+});
+
+const session = (input, args = []) => runCli(['call', '--session', '--unix', sock, ...args], { input });
+const lines = (s) => s.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+describe('weft call --session', () => {
+  test('both line forms; answers in input order with the request ids (method form: the line number)', async () => {
+    const r = await session(
+      [
+        'sleep {"ms": 150}',
+        '{"jsonrpc":"2.0","id":"x","method":"subtract","params":{"minuend":5,"subtrahend":8}}',
+        '',
+        'get_data',
+        '{"jsonrpc":"2.0","id":null,"method":"sum","params":[1,1]}',
+      ].join('\n') + '\n',
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lines(r.stdout), [
+      { jsonrpc: '2.0', result: 150, id: 1 },
+      { jsonrpc: '2.0', result: -3, id: 'x' },
+      { jsonrpc: '2.0', result: ['hello', 5], id: 4 },
+      { jsonrpc: '2.0', result: 2, id: null },
+    ]);
+  });
+
+  test('all requests are in flight at once on one connection', async () => {
+    // 50 sleeps of 300 ms answered one after another would take 15 s.
+    const input = Array.from({ length: 50 }, () => 'sleep {"ms": 300}').join('\n') + '\n';
+    const t0 = Date.now();
+    const r = await session(input);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(lines(r.stdout).length, 50);
+    assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+    const ping = await runCli(['call', '--unix', sock, 'rpc.ping']);
+    assert.equal(JSON.parse(ping.stdout).connections, 1, 'the session closed its one connection');
+  });
+
+  test('notifications print nothing and are written before the connection closes', async () => {
+    const r = await session('{"jsonrpc":"2.0","method":"update","params":[1]}\n{"jsonrpc":"2.0","method":"update"}\n');
+    assert.deepEqual([r.code, r.stdout], [0, ''], r.stderr);
+  });
+
+  test('bad lines are answered -32700 / -32600 with id null, exit 1; the others still run', async () => {
+    const r = await session(
+      ['sum [1', '{"jsonrpc":"2.0","id":1', '[{"jsonrpc":"2.0","id":1,"method":"sum"}]', '{"id":1}', 'sum 7', 'sum [2,2]'].join('\n'),
+    );
+    assert.equal(r.code, 1);
+    const out = lines(r.stdout);
+    assert.deepEqual(out.map((m) => m.error?.code ?? m.result), [-32700, -32700, -32600, -32600, -32602, 4]);
+    assert.deepEqual(out.map((m) => m.id), [null, null, null, null, null, 6]);
+    assert.match(out[0].error.message, /^line 1: /);
+  });
+
+  test('exit status: the highest of the lines (error 1 < connection 3 < timeout 4)', async () => {
+    let r = await session('fail {"code": -32010, "message": "no"}\nsum [1]\n');
+    assert.equal(r.code, 1);
+    r = await session('sleep {"ms": 5000}\nfail {"code": -32010, "message": "no"}\n', ['--timeout', '200']);
+    assert.equal(r.code, 4);
+    assert.deepEqual(lines(r.stdout).map((m) => m.error.code), [-32001, -32010]);
+    r = await runCli(['call', '--session', '--unix', path.join(tmp.dir, 'none.sock'), '--retries', '0'], {
+      input: 'sum [1]\nsum [2]\n',
+    });
+    assert.equal(r.code, 3);
+    assert.deepEqual(lines(r.stdout).map((m) => m.error.code), [-32002, -32002]);
+    r = await runCli(['call', '--session', '--unix', path.join(tmp.dir, 'none.sock'), '--retries', '0'], {
+      input: '{"jsonrpc":"2.0","method":"update"}\n',
+    });
+    assert.equal(r.code, 3, 'a notification that could not be sent');
+  });
+
+  test('--session takes no METHOD', async () => {
+    const r = await runCli(['call', '--session', '--unix', sock, 'sum']);
+    assert.equal(r.code, 2);
+  });
+
+  test('stdin from a regular file and from a slow pipe alike', async () => {
+    const file = path.join(tmp.dir, 'in.txt');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, 'sum [1, 2]\nsum [3, 4]\n');
+    const out = await shell(`'${WEFT_BIN}' call --session --unix '${sock}' < '${file}'`);
+    assert.equal(out.code, 0, out.stderr);
+    assert.deepEqual(lines(out.stdout).map((m) => m.result), [3, 7]);
+    // A pipe that delivers lines one at a time: each is answered before the next arrives.
+    const child = spawn(WEFT_BIN, ['call', '--session', '--unix', sock], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let waiter = null;
+    const count = () => stdout.trim().split('\n').filter(Boolean).length;
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (waiter && count() >= waiter.n) waiter.resolve();
+    });
+    const got = (n) =>
+      within(5000, new Promise((resolve) => (count() >= n ? resolve() : (waiter = { n, resolve }))), `${n} answers`);
+    child.stdin.write('sum [1]\n');
+    await got(1);
+    child.stdin.write('sum [2]\n');
+    await got(2);
+    child.stdin.end();
+    const code = await within(5000, new Promise((resolve) => child.on('close', resolve)));
+    assert.equal(code, 0);
+    assert.deepEqual(lines(stdout).map((m) => m.result), [1, 2]);
+  });
+});
+
+// ---- README examples ----------------------------------------------------
+function shell(cmd, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', cmd], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+// The fenced block of `lang` after `heading` in README.md.
+function readmeBlock(heading, lang) {
+  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const at = readme.indexOf(heading);
+  assert.ok(at >= 0, `README has "${heading}"`);
+  const open = readme.indexOf('```' + lang + '\n', at);
+  const close = readme.indexOf('\n```', open + 4);
+  return readme.slice(open + lang.length + 4, close + 1);
+}
+
+describe('README: session mode and the persistent client', () => {
+  test('every `$` example of "Session mode" prints what the README shows', async () => {
+    const block = readmeBlock('### Session mode', 'sh');
+    const examples = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('$ ')) examples.push({ cmd: line.slice(2), out: [] });
+      else if (line && examples.length) examples.at(-1).out.push(line);
+    }
+    assert.ok(examples.length >= 3);
+    const env = { PATH: `${path.dirname(WEFT_BIN)}:${process.env.PATH}` };
+    for (const { cmd, out } of examples) {
+      const r = await shell(cmd.replaceAll('/tmp/weft.sock', sock), env);
+      assert.deepEqual(r.stdout.trim().split('\n'), out, `${cmd}\nstderr: ${r.stderr}`);
+    }
+  });
+
+  test('the C++ example is examples/persistent_client.cpp, as built and run by ctest', () => {
+    const block = readmeBlock('### The persistent client (C++)', 'cpp');
+    const file = readFileSync(path.join(repoRoot, 'native-host', 'examples', 'persistent_client.cpp'), 'utf8');
+    assert.equal(block, file);
+  });
+});
