@@ -126,8 +126,12 @@ class Parser {
     return fail(at(), what + "; expected " + expected);
   }
 
+  // RFC 8259 §2 whitespace. Every JSON whitespace byte is <= ' ', so one
+  // compare settles the usual case (no whitespace: machine-written JSON).
   void ws() {
-    while (p_ < e_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    while (p_ < e_ && static_cast<unsigned char>(*p_) <= ' ' &&
+           (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
+      ++p_;
   }
 
   bool value(json* out);

@@ -69,6 +69,12 @@ inline const char* find_special_sse2(const char* p, const char* e) {
     return _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
                         _mm_cmplt_epi8(v, space));
   };
+  // Most strings are short (member names, methods): look at 16 bytes first.
+  if (e - p >= 16) {
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hits(p)));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
   while (e - p >= 64) {
     const __m128i a = hits(p), b = hits(p + 16), c = hits(p + 32), d = hits(p + 48);
     if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d))) != 0) break;
