@@ -183,6 +183,40 @@ TEST_CASE("json_parse: every special byte is found at every offset of a run", "[
   }
 }
 
+TEST_CASE("json_parse: mixed text decodes as nlohmann decodes it", "[codec][json]") {
+  // Runs of multi-byte sequences back to back, ASCII between them, escapes,
+  // and now and then one ill-formed piece: accepted exactly when nlohmann
+  // accepts, to the same value, and refused at the offending byte.
+  const char* pieces[] = {"a", "bcdefghijklmnopq", "\xc3\xa9", "\xe4\xb8\x96", "\xf0\x9f\x98\x80", "\\n",
+                          "\\u00e9", "\\\"", "\xff", "\xc3", "\xed\xa0\x80", "\x01"};
+  std::mt19937 rng(99);
+  int refused = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string body;
+    std::size_t first_bad = std::string::npos;
+    for (int k = static_cast<int>(rng() % 40); k > 0; --k) {
+      const std::size_t i = rng() % 12;
+      if (i >= 8 && rng() % 8 != 0) continue;  // ill-formed pieces are rare
+      if (i >= 8 && first_bad == std::string::npos) first_bad = body.size() + (i == 9 || i == 10 ? 1 : 0);
+      body += pieces[i];
+    }
+    const std::string text = "\"" + body + "\"";
+    INFO("input: " << json(text).dump(-1, ' ', true, json::error_handler_t::replace));
+    auto mine = weft::detail::parse_json(text, 64);
+    const json ref = json::parse(text, nullptr, false);
+    REQUIRE(mine.ok() == !ref.is_discarded());
+    if (mine.ok()) {
+      REQUIRE(*mine == ref);
+    } else {
+      ++refused;
+      // "\xc3" then a lead byte or '"': refused at the byte after the lead.
+      const std::string at = "invalid JSON at byte " + std::to_string(1 + first_bad) + ": ";
+      REQUIRE(mine.error().message.substr(0, at.size()) == at);
+    }
+  }
+  CHECK(refused > 1000);
+}
+
 TEST_CASE("json_parse: a string cut off at any length misses its closing quote", "[codec][json]") {
   // The scan must stop at the end of the input, never read past it.
   for (std::size_t n = 0; n <= 70; ++n) {

@@ -103,3 +103,23 @@ TEST_CASE("the JSON writer keeps plain runs of every length intact", "[json]") {
     REQUIRE(ours == json(s).dump(-1, ' ', false, json::error_handler_t::replace));
   }
 }
+
+TEST_CASE("the JSON writer matches nlohmann on runs of multi-byte text", "[json]") {
+  // Sequences back to back (checked one after the other without the scanner),
+  // with controls, quotes and ill-formed bytes among them.
+  const char* pieces[] = {"a", "bcdefghijklmnopq", "\xc3\xa9", "\xe4\xb8\x96", "\xf0\x9f\x98\x80",
+                          "\n", "\"", "\x7f", "\xff", "\xc3", "\xed\xa0\x80"};
+  std::mt19937 rng(5);
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string s;
+    for (int k = static_cast<int>(rng() % 40); k > 0; --k) {
+      const std::size_t i = rng() % 11;
+      if (i >= 8 && rng() % 8 != 0) continue;
+      s += pieces[i];
+    }
+    std::string ours;
+    weft::detail::write_json_string(s, ours);
+    INFO("input: " << json(s).dump(-1, ' ', true, json::error_handler_t::replace));
+    REQUIRE(ours == json(s).dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+}

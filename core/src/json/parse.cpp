@@ -428,16 +428,20 @@ bool Parser::string(std::string& out) {
     const char* run = p_;
     for (;;) {
       p_ = find_special(p_, e_);
-      if (p_ == e_ || static_cast<unsigned char>(*p_) < 0x80) break;
-      std::size_t bad = 0;
-      const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
-                                          reinterpret_cast<const unsigned char*>(e_), bad);
-      if (n == 0) {
-        p_ += bad;
-        if (p_ == e_) return fail(at(), "invalid string: missing closing quote (input ends inside a UTF-8 sequence)");
-        return fail(at(), "invalid string: ill-formed UTF-8 byte " + show(static_cast<unsigned char>(*p_)));
+      // Non-ASCII text is sequence after sequence: check them back to back
+      // rather than going through the scanner for each one.
+      while (p_ < e_ && static_cast<unsigned char>(*p_) >= 0x80) {
+        std::size_t bad = 0;
+        const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
+                                            reinterpret_cast<const unsigned char*>(e_), bad);
+        if (n == 0) {
+          p_ += bad;
+          if (p_ == e_) return fail(at(), "invalid string: missing closing quote (input ends inside a UTF-8 sequence)");
+          return fail(at(), "invalid string: ill-formed UTF-8 byte " + show(static_cast<unsigned char>(*p_)));
+        }
+        p_ += n;
       }
-      p_ += n;
+      if (p_ == e_ || is_special(static_cast<unsigned char>(*p_))) break;
     }
     out.append(run, static_cast<std::size_t>(p_ - run));
     if (p_ == e_) return fail(at(), "invalid string: missing closing quote");

@@ -51,15 +51,18 @@ inline void write_json_string(std::string_view str, std::string& out) {
     if (p == e) break;
     const unsigned char c = static_cast<unsigned char>(*p);
     if (c >= 0x80) {
-      std::size_t bad = 0;
-      const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
-                                          reinterpret_cast<const unsigned char*>(e), bad);
-      if (n == 0) {  // invalid UTF-8: let nlohmann write its replacement
-        out.resize(mark);
-        write_json_nlohmann(nlohmann::json(std::string(str)), out);
-        return;
-      }
-      p += n;
+      // Sequence after sequence (non-ASCII text), then back to the scanner.
+      do {
+        std::size_t bad = 0;
+        const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
+                                            reinterpret_cast<const unsigned char*>(e), bad);
+        if (n == 0) {  // invalid UTF-8: let nlohmann write its replacement
+          out.resize(mark);
+          write_json_nlohmann(nlohmann::json(std::string(str)), out);
+          return;
+        }
+        p += n;
+      } while (p < e && static_cast<unsigned char>(*p) >= 0x80);
       continue;
     }
     out.append(run, static_cast<std::size_t>(p - run));
