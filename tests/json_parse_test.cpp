@@ -124,14 +124,14 @@ const std::vector<Insert>& inserts() {
 }  // namespace
 
 TEST_CASE("scan: every stage finds the first special byte the byte-by-byte scan finds", "[codec][json]") {
-  // find_special() hands over between SSE2 (x86-64), the 8-byte word trick
+  // find_special() hands over between AVX2, SSE2 (x86-64), the 8-byte word trick
   // (WebAssembly) and single bytes; each stage is held to the reference on its
   // own here, so the stage this machine does not use is tested too.
   std::mt19937 rng(12);
   const unsigned char specials[] = {'"', '\\', 0x00, 0x01, 0x1f, 0x80, 0xc3, 0xff};
   const unsigned char near[] = {' ', '!', '#', '[', ']', 0x7f, '~', 'a'};  // plain, next to special ones
   for (int iter = 0; iter < 4000; ++iter) {
-    std::string buf(rng() % 100, 'x');
+    std::string buf(rng() % 200, 'x');
     for (char& c : buf) c = static_cast<char>(near[rng() % 8]);
     for (int k = static_cast<int>(rng() % 3); k > 0 && !buf.empty(); --k)
       buf[rng() % buf.size()] = static_cast<char>(specials[rng() % 8]);
@@ -151,17 +151,24 @@ TEST_CASE("scan: every stage finds the first special byte the byte-by-byte scan 
       REQUIRE(sse <= want);
       REQUIRE((sse == want || e - sse < 16));
 #endif
+#ifdef WEFT_SCAN_AVX2
+      if (weft::detail::cpu_has_avx2()) {
+        const char* avx = weft::detail::find_special_avx2(b, e);
+        REQUIRE(avx <= want);
+        REQUIRE((avx == want || e - avx < 64));
+      }
+#endif
     }
   }
 }
 
 TEST_CASE("json_parse: every special byte is found at every offset of a run", "[codec][json]") {
-  // The fast path reads 16 and 8 bytes at a time: the insert lands at every
+  // The fast path reads 64, 16 and 8 bytes at a time: the insert lands at every
   // position of the first words and after them, in strings of every length
   // around the boundaries, with plain bytes on both sides.
   for (const Insert& ins : inserts()) {
-    for (std::size_t before = 0; before <= 40; ++before) {
-      for (std::size_t after : {0u, 1u, 7u, 8u, 15u, 16u, 17u, 33u}) {
+    for (std::size_t before = 0; before <= 200; ++before) {
+      for (std::size_t after : {0u, 1u, 7u, 8u, 15u, 16u, 17u, 33u, 130u}) {
         const std::string head(before, 'a'), tail(after, 'b');
         const std::string text = "\"" + head + ins.raw + tail + "\"";
         INFO(ins.name << " after " << before << " bytes, " << after << " bytes after it");

@@ -72,7 +72,7 @@ TEST_CASE("a long plain string is written in one run", "[json]") {
 }
 
 TEST_CASE("the JSON writer escapes every special byte at every offset of a run", "[json]") {
-  // The fast path reads 16 and 8 bytes at a time: each byte that needs a look
+  // The fast path reads 64, 16 and 8 bytes at a time: each byte that needs a look
   // (every control byte, '"', '\\', DEL, UTF-8 of every length, ill-formed
   // UTF-8, which nlohmann replaces) lands at every position of the first
   // words and after them; the bytes must equal nlohmann's dump.
@@ -80,8 +80,8 @@ TEST_CASE("the JSON writer escapes every special byte at every offset of a run",
                                        "\xff", "\x80", "\xc0\xaf", "\xc3", "\xed\xa0\x80", "\xf4\x90\x80\x80"};
   for (int c = 0; c < 0x20; ++c) specials.emplace_back(1, static_cast<char>(c));
   for (const std::string& sp : specials) {
-    for (std::size_t before = 0; before <= 40; ++before) {
-      for (std::size_t after : {0u, 1u, 7u, 8u, 15u, 16u, 17u, 33u}) {
+    for (std::size_t before = 0; before <= 200; ++before) {
+      for (std::size_t after : {0u, 1u, 7u, 8u, 15u, 16u, 17u, 33u, 130u}) {
         const std::string s = std::string(before, 'a') + sp + std::string(after, 'b');
         std::string ours = "prefix";
         weft::detail::write_json_string(s, ours);

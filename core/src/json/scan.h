@@ -8,9 +8,10 @@
 // inside of a UTF-8 sequence, to be checked by utf8.h). Every other byte is
 // printable ASCII and is copied unchanged by both directions.
 //
-// find_special() scans 64 and 16 bytes per step with SSE2 (every x86-64),
-// 8 bytes per step with a portable word trick (what WebAssembly gets: the
-// module is built without SIMD), and one byte per step for the last few.
+// find_special() scans 64 bytes per step with AVX2 (long strings, CPUs that
+// have it), 64 and 16 with SSE2 (every x86-64), 8 bytes per step with a
+// portable word trick (what WebAssembly gets: the module is built without
+// SIMD), and one byte per step for the last few.
 // Each stage is callable on its own so the tests can hold every one of them
 // to the byte-by-byte answer (json_parse_test.cpp), whatever the build uses.
 #pragma once
@@ -20,6 +21,9 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
 #endif
 
 namespace weft::detail {
@@ -69,12 +73,6 @@ inline const char* find_special_sse2(const char* p, const char* e) {
     return _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
                         _mm_cmplt_epi8(v, space));
   };
-  // Most strings are short (member names, methods): look at 16 bytes first.
-  if (e - p >= 16) {
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hits(p)));
-    if (mask != 0) return p + __builtin_ctz(mask);
-    p += 16;
-  }
   while (e - p >= 64) {
     const __m128i a = hits(p), b = hits(p + 16), c = hits(p + 32), d = hits(p + 48);
     if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d))) != 0) break;
@@ -89,9 +87,50 @@ inline const char* find_special_sse2(const char* p, const char* e) {
 }
 #endif
 
+#if defined(WEFT_SCAN_SSE2) && defined(__x86_64__) && !defined(__AVX2__) && (defined(__GNUC__) || defined(__clang__))
+#define WEFT_SCAN_AVX2 1
+// 64 bytes per step with AVX2, for the long strings (a 64 KiB echo) on CPUs
+// that have it: the build targets plain x86-64, so this one function is
+// compiled for AVX2 and chosen at run time. Returns where it stopped: a
+// special byte, or fewer than 64 bytes before e.
+__attribute__((target("avx2"))) inline __m256i special_bytes_avx2(const char* at) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  return _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('"')),
+                                         _mm256_cmpeq_epi8(v, _mm256_set1_epi8('\\'))),
+                         _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), v));  // signed: bytes >= 0x80 too
+}
+
+__attribute__((target("avx2"))) inline const char* find_special_avx2(const char* p, const char* e) {
+  while (e - p >= 64) {
+    const __m256i a = special_bytes_avx2(p), b = special_bytes_avx2(p + 32);
+    if (_mm256_movemask_epi8(_mm256_or_si256(a, b)) != 0) {
+      const unsigned ma = static_cast<unsigned>(_mm256_movemask_epi8(a));
+      if (ma != 0) return p + __builtin_ctz(ma);
+      return p + 32 + __builtin_ctz(static_cast<unsigned>(_mm256_movemask_epi8(b)));
+    }
+    p += 64;
+  }
+  return p;
+}
+
+inline bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
+
 // The first special byte in [p, e), or e.
 inline const char* find_special(const char* p, const char* e) {
 #ifdef WEFT_SCAN_SSE2
+  // Most strings are short (member names, methods): look at 16 bytes first.
+  if (e - p >= 16) {
+    const char* q = find_special_sse2(p, p + 16);
+    if (q != p + 16) return q;
+    p += 16;
+  }
+#ifdef WEFT_SCAN_AVX2
+  if (e - p >= 128 && cpu_has_avx2()) p = find_special_avx2(p, e);
+#endif
   p = find_special_sse2(p, e);
   if (e - p >= 16) return p;
 #endif
