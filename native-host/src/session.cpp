@@ -12,6 +12,9 @@
 
 namespace weft::host::detail {
 
+// Read buffers start at SessionConfig::read_chunk and grow up to this.
+constexpr std::size_t kMaxReadChunk = 1u << 20;
+
 boost::asio::steady_timer::time_point to_time_point(Millis ms) {
   return boost::asio::steady_timer::time_point(std::chrono::milliseconds(ms));
 }
@@ -80,6 +83,10 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
     }
     return;
   }
+  // A read that filled the buffer left more waiting (a frame larger than the
+  // buffer, or a burst): a larger buffer takes it in one read next time, and a
+  // whole large frame then reaches the decoder without being copied there.
+  if (n == rbuf_.size() && rbuf_.size() < kMaxReadChunk) rbuf_.resize(rbuf_.size() * 2);
   do_read();
 }
 
