@@ -113,7 +113,14 @@ void Session::flush() {
   if (closed_ || writing_ || pending_.empty()) return;
   writing_ = true;
   wbuf_.swap(pending_);  // pending_ takes wbuf_'s (cleared) capacity
+  // Asio's default completion condition hands at most 64 KiB to each system
+  // call, so a 64 KiB answer took two writes and a trip through the reactor
+  // between them; offer everything that is left at once instead.
+  const std::size_t size = wbuf_.size();
   boost::asio::async_write(out(), boost::asio::buffer(wbuf_),
+                    [size](const boost::system::error_code& ec, std::size_t done) -> std::size_t {
+                      return ec ? 0 : size - done;
+                    },
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       self->on_write(ec);
                     });
