@@ -370,6 +370,22 @@ TEST_CASE("frames inside one chunk are delivered without copying", "[framing]") 
   }
 }
 
+TEST_CASE("frame_in_place writes the bytes encode_frame writes", "[framing]") {
+  // Payload sizes around every change in the header's length (LSP digits).
+  for (Framing f : kAll) {
+    for (std::size_t n : {0u, 1u, 9u, 10u, 99u, 100u, 65536u, 1000000u}) {
+      if (n == 0 && (f == Framing::Ndjson)) continue;  // ndjson payloads are non-empty
+      INFO(framing_name(f) << ", payload of " << n << " bytes");
+      const std::string payload(n, 'p');
+      std::string want;
+      encode_frame(f, payload, want);
+      std::string buf(kFrameHeadroom, '?');
+      buf += payload;
+      CHECK(frame_in_place(f, buf) == want);
+    }
+  }
+}
+
 TEST_CASE("encode_frame then decode gives the payloads back", "[framing]") {
   std::vector<std::string> payloads = {
       "{}", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}",

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <vector>
 
 #include "json/parse.h"
+#include "json/scan.h"
 #include "weft/codec.h"
 
 using nlohmann::json;
@@ -78,6 +80,172 @@ TEST_CASE("json_parse: long strings cross the 8-byte fast path intact", "[codec]
       const std::string want = body + (tail.empty() ? "" : tail[0] == '\\' && tail[1] == 'n' ? "\n" : "\xc3\xa9");
       CHECK(r->get<std::string>() == want);
     }
+  }
+}
+
+namespace {
+
+// The special bytes of a string (scan.h) and what the parser must make of
+// each: the string's value, or the offset of the error inside the insert.
+struct Insert {
+  const char* name;
+  std::string raw;       // as it appears between the quotes
+  std::string value;     // the decoded bytes, when accepted
+  int error_at = -1;     // else: the error's offset from the insert's start
+};
+
+const std::vector<Insert>& inserts() {
+  static const std::vector<Insert> all = {
+      {"plain ASCII", "~", "~"},
+      {"DEL is plain", "\x7f", "\x7f"},
+      {"escaped quote", "\\\"", "\""},
+      {"escaped backslash", "\\\\", "\\"},
+      {"escaped newline", "\\n", "\n"},
+      {"\\u escape", "\\u00e9", "\xc3\xa9"},
+      {"surrogate pair escape", "\\ud83d\\ude00", "\xf0\x9f\x98\x80"},
+      {"2-byte UTF-8", "\xc3\xa9", "\xc3\xa9"},
+      {"3-byte UTF-8", "\xe4\xb8\x96", "\xe4\xb8\x96"},
+      {"4-byte UTF-8", "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80"},
+      {"control byte 0x01", "\x01", "", 0},
+      {"control byte 0x1f", "\x1f", "", 0},
+      {"raw tab", "\t", "", 0},
+      {"NUL byte", std::string(1, '\0'), "", 0},
+      {"byte 0xff", "\xff", "", 0},
+      {"lone continuation byte", "\x80", "", 0},
+      {"overlong", "\xc0\xaf", "", 0},
+      {"truncated sequence", "\xc3x", "", 1},
+      {"encoded surrogate", "\xed\xa0\x80", "", 1},
+      {"above U+10FFFF", "\xf4\x90\x80\x80", "", 1},
+      {"bad escape (the byte after the backslash)", "\\x", "", 1},
+  };
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("scan: every stage finds the first special byte the byte-by-byte scan finds", "[codec][json]") {
+  // find_special() hands over between AVX2, SSE2 (x86-64), the 8-byte word trick
+  // (WebAssembly) and single bytes; each stage is held to the reference on its
+  // own here, so the stage this machine does not use is tested too.
+  std::mt19937 rng(12);
+  const unsigned char specials[] = {'"', '\\', 0x00, 0x01, 0x1f, 0x80, 0xc3, 0xff};
+  const unsigned char near[] = {' ', '!', '#', '[', ']', 0x7f, '~', 'a'};  // plain, next to special ones
+  for (int iter = 0; iter < 4000; ++iter) {
+    std::string buf(rng() % 200, 'x');
+    for (char& c : buf) c = static_cast<char>(near[rng() % 8]);
+    for (int k = static_cast<int>(rng() % 3); k > 0 && !buf.empty(); --k)
+      buf[rng() % buf.size()] = static_cast<char>(specials[rng() % 8]);
+    for (std::size_t from = 0; from <= buf.size(); ++from) {
+      const char* b = buf.data() + from;
+      const char* e = buf.data() + buf.size();
+      const char* want = weft::detail::find_special_bytes(b, e);
+      INFO("buffer of " << buf.size() << " bytes, scanned from " << from);
+      REQUIRE(weft::detail::find_special(b, e) == want);
+#ifdef WEFT_SCAN_SWAR
+      const char* swar = weft::detail::find_special_swar(b, e);
+      REQUIRE(swar <= want);
+      REQUIRE((swar == want || e - swar < 8));  // stops at the hit, or with < 8 bytes left
+#endif
+#ifdef WEFT_SCAN_SSE2
+      const char* sse = weft::detail::find_special_sse2(b, e);
+      REQUIRE(sse <= want);
+      REQUIRE((sse == want || e - sse < 16));
+#endif
+#ifdef WEFT_SCAN_AVX2
+      if (weft::detail::cpu_has_avx2()) {
+        const char* avx = weft::detail::find_special_avx2(b, e);
+        REQUIRE(avx <= want);
+        REQUIRE((avx == want || e - avx < 64));
+      }
+#endif
+    }
+  }
+}
+
+TEST_CASE("json_parse: every special byte is found at every offset of a run", "[codec][json]") {
+  // The fast path reads 64, 16 and 8 bytes at a time: the insert lands at every
+  // position of the first words and after them, in strings of every length
+  // around the boundaries, with plain bytes on both sides.
+  for (const Insert& ins : inserts()) {
+    for (std::size_t before = 0; before <= 200; ++before) {
+      for (std::size_t after : {0u, 1u, 7u, 8u, 15u, 16u, 17u, 33u, 130u}) {
+        const std::string head(before, 'a'), tail(after, 'b');
+        const std::string text = "\"" + head + ins.raw + tail + "\"";
+        INFO(ins.name << " after " << before << " bytes, " << after << " bytes after it");
+        auto r = weft::detail::parse_json(text, 64);
+        if (ins.error_at < 0) {
+          REQUIRE(r.ok());
+          REQUIRE(r->get<std::string>() == head + ins.value + tail);
+        } else {
+          REQUIRE_FALSE(r.ok());
+          REQUIRE(r.error().code == weft::code::kParseError);
+          const std::string at = "invalid JSON at byte " + std::to_string(1 + before + ins.error_at) + ": ";
+          REQUIRE(r.error().message.substr(0, at.size()) == at);
+        }
+        // nlohmann agrees on what is accepted (it stops at NUL, which we refuse).
+        if (ins.raw.find('\0') == std::string::npos)
+          REQUIRE(json::parse(text, nullptr, false).is_discarded() == (ins.error_at >= 0));
+      }
+    }
+  }
+}
+
+TEST_CASE("json_parse: mixed text decodes as nlohmann decodes it", "[codec][json]") {
+  // Runs of multi-byte sequences back to back, ASCII between them, escapes,
+  // and now and then one ill-formed piece: accepted exactly when nlohmann
+  // accepts, to the same value, and refused at the offending byte.
+  const char* pieces[] = {"a", "bcdefghijklmnopq", "\xc3\xa9", "\xe4\xb8\x96", "\xf0\x9f\x98\x80", "\\n",
+                          "\\u00e9", "\\\"", "\xff", "\xc3", "\xed\xa0\x80", "\x01"};
+  std::mt19937 rng(99);
+  int refused = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string body;
+    std::size_t first_bad = std::string::npos;
+    for (int k = static_cast<int>(rng() % 40); k > 0; --k) {
+      const std::size_t i = rng() % 12;
+      if (i >= 8 && rng() % 8 != 0) continue;  // ill-formed pieces are rare
+      if (i >= 8 && first_bad == std::string::npos) first_bad = body.size() + (i == 9 || i == 10 ? 1 : 0);
+      body += pieces[i];
+    }
+    const std::string text = "\"" + body + "\"";
+    INFO("input: " << json(text).dump(-1, ' ', true, json::error_handler_t::replace));
+    auto mine = weft::detail::parse_json(text, 64);
+    const json ref = json::parse(text, nullptr, false);
+    REQUIRE(mine.ok() == !ref.is_discarded());
+    if (mine.ok()) {
+      REQUIRE(*mine == ref);
+    } else {
+      ++refused;
+      // "\xc3" then a lead byte or '"': refused at the byte after the lead.
+      const std::string at = "invalid JSON at byte " + std::to_string(1 + first_bad) + ": ";
+      REQUIRE(mine.error().message.substr(0, at.size()) == at);
+    }
+  }
+  CHECK(refused > 1000);
+}
+
+TEST_CASE("json_parse: a string cut off at any length misses its closing quote", "[codec][json]") {
+  // The scan must stop at the end of the input, never read past it.
+  for (std::size_t n = 0; n <= 70; ++n) {
+    const std::string text = "\"" + std::string(n, 'x');
+    auto r = weft::detail::parse_json(text, 64);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "invalid JSON at byte " + std::to_string(n + 1) + ": invalid string: missing closing quote");
+  }
+  auto cut = weft::detail::parse_json("\"" + std::string(20, 'x') + "\xe4\xb8", 64);
+  REQUIRE_FALSE(cut.ok());
+  CHECK(cut.error().message == "invalid JSON at byte 23: invalid string: missing closing quote "
+                               "(input ends inside a UTF-8 sequence)");
+}
+
+TEST_CASE("json_parse: a quote inside a long run ends the string there", "[codec][json]") {
+  // What follows the closing quote is the document's, not the string's.
+  for (std::size_t n = 0; n <= 40; ++n) {
+    const std::string key(n, 'k');
+    auto r = weft::detail::parse_json("{\"" + key + "\":\"" + key + "\",\"z\":[\"" + key + "\"]}", 64);
+    REQUIRE(r.ok());
+    CHECK(*r == json({{key, key}, {"z", {key}}}));
   }
 }
 

@@ -11,8 +11,7 @@ struct Connection::Impl final : FrameHandler {
   std::unique_ptr<Codec> codec;
   std::unique_ptr<Peer> peer;
   Millis now = 0;
-  std::string body;   // reused encode buffer
-  std::string frame;  // reused frame buffer
+  std::string frame;  // reused: frame header room, then the encoded message
   std::size_t error_run = 0;  // undecodable frames in a row
 
   explicit Impl(ConnectionOptions o) : opts(std::move(o)) {
@@ -27,12 +26,14 @@ struct Connection::Impl final : FrameHandler {
     peer = std::make_unique<Peer>(std::move(po));
   }
 
+  // The message is encoded after room for the frame header and framed where
+  // it lies (framing.h, frame_in_place): a large answer is not copied again
+  // just to put a header in front of it.
   void send(const Outgoing& out) {
-    body.clear();
-    codec->encode(out, body);
-    frame.clear();
-    encode_frame(opts.framing, body, frame);
-    if (opts.write) opts.write(frame);
+    frame.assign(kFrameHeadroom, '\0');
+    codec->encode(out, frame);
+    const std::string_view bytes = frame_in_place(opts.framing, frame);
+    if (opts.write) opts.write(bytes);
   }
 
   void report(const Error& e, std::uint64_t offset) {

@@ -12,6 +12,9 @@
 
 namespace weft::host::detail {
 
+// Read buffers start at SessionConfig::read_chunk and grow up to this.
+constexpr std::size_t kMaxReadChunk = 1u << 20;
+
 boost::asio::steady_timer::time_point to_time_point(Millis ms) {
   return boost::asio::steady_timer::time_point(std::chrono::milliseconds(ms));
 }
@@ -80,6 +83,10 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
     }
     return;
   }
+  // A read that filled the buffer left more waiting (a frame larger than the
+  // buffer, or a burst): a larger buffer takes it in one read next time, and a
+  // whole large frame then reaches the decoder without being copied there.
+  if (n == rbuf_.size() && rbuf_.size() < kMaxReadChunk) rbuf_.resize(rbuf_.size() * 2);
   do_read();
 }
 
@@ -106,7 +113,14 @@ void Session::flush() {
   if (closed_ || writing_ || pending_.empty()) return;
   writing_ = true;
   wbuf_.swap(pending_);  // pending_ takes wbuf_'s (cleared) capacity
+  // Asio's default completion condition hands at most 64 KiB to each system
+  // call, so a 64 KiB answer took two writes and a trip through the reactor
+  // between them; offer everything that is left at once instead.
+  const std::size_t size = wbuf_.size();
   boost::asio::async_write(out(), boost::asio::buffer(wbuf_),
+                    [size](const boost::system::error_code& ec, std::size_t done) -> std::size_t {
+                      return ec ? 0 : size - done;
+                    },
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                       self->on_write(ec);
                     });

@@ -1,6 +1,7 @@
 // `weft serve --unix` driven by Node `net` clients (len32be unless stated):
 // socket mode, stale-socket takeover, live socket not stolen, SIGTERM cleanup,
-// 100 concurrent clients, disconnect mid-request, bad frames on each framing, TCP.
+// 100 concurrent clients, frames larger than the read buffer, disconnect mid-request,
+// bad frames on each framing, TCP.
 import assert from 'node:assert/strict';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -128,6 +129,28 @@ describe('unix socket server', () => {
     const pong = await ping(p);
     assert.equal(pong.result.connections, 101);
     clients.forEach(({ socket }) => socket.destroy());
+    srv.kill('SIGTERM');
+    await within(5000, srv.exited);
+  });
+
+  test('messages larger than the read buffer come back intact, pipelined', async () => {
+    // The session reads 64 KiB at a time and grows its buffer after full
+    // reads (up to 1 MiB): frames of every size around those steps, written
+    // back to back, each echoed byte for byte and matched by id.
+    const p = sockPath();
+    const srv = await startServer(['serve', '--unix', p, '--demo']);
+    const { socket, client } = await connectUnix(p);
+    const sizes = [10, 65536, 65600, 131072, 300000, 1048576, 2500000, 70000, 5];
+    const replies = await within(
+      20000,
+      Promise.all(sizes.map((n, i) => client.request('echo', ['é'.repeat(i) + 'x'.repeat(n)], `big${i}`))),
+      'echoes',
+    );
+    replies.forEach((r, i) => {
+      assert.equal(r.id, `big${i}`);
+      assert.equal(r.result[0], 'é'.repeat(i) + 'x'.repeat(sizes[i]));
+    });
+    socket.destroy();
     srv.kill('SIGTERM');
     await within(5000, srv.exited);
   });

@@ -92,6 +92,15 @@ std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits = {})
 // never writes one); it is not checked.
 void encode_frame(Framing f, std::string_view payload, std::string& out);
 
+// The same frame without copying the payload: `buf` holds kFrameHeadroom
+// bytes (any value), then the payload. The header is written at the end of
+// that room and any trailer after the payload; the result views the frame
+// inside `buf` (valid until `buf` changes). For encoders that write the
+// payload in place, e.g. a 64 KiB answer that would otherwise be copied once
+// more just to put 4 bytes in front of it.
+inline constexpr std::size_t kFrameHeadroom = 48;  // "Content-Length: " + 20 digits + "\r\n\r\n" fits
+std::string_view frame_in_place(Framing f, std::string& buf);
+
 const char* framing_name(Framing f);  // "lsp", "ndjson", "len32be", "len32le"
 bool parse_framing_name(std::string_view name, Framing& out);
 

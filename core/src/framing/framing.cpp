@@ -251,6 +251,36 @@ std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits) {
   return nullptr;
 }
 
+namespace {
+
+// The header of a frame holding `n` payload bytes, written at `out` (room for
+// kFrameHeadroom bytes); returns its length.
+std::size_t frame_header(Framing f, std::size_t n, char* out) {
+  switch (f) {
+    case Framing::Lsp: {
+      // to_chars, not snprintf: snprintf's format parsing costs about 5% of a
+      // stdio server's time.
+      std::memcpy(out, "Content-Length: ", 16);
+      char* end = std::to_chars(out + 16, out + kFrameHeadroom, n).ptr;
+      std::memcpy(end, "\r\n\r\n", 4);
+      return static_cast<std::size_t>(end + 4 - out);
+    }
+    case Framing::Ndjson: return 0;
+    case Framing::Len32Be:
+    case Framing::Len32Le: {
+      const auto v = static_cast<std::uint32_t>(n);
+      for (int i = 0; i < 4; ++i) {
+        const int shift = f == Framing::Len32Be ? 8 * (3 - i) : 8 * i;
+        out[i] = static_cast<char>((v >> shift) & 0xff);
+      }
+      return 4;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 // Lsp: only Content-Length (docs/framing.md L5: Content-Type is optional and
 // defaults to application/vscode-jsonrpc; charset=utf-8). Ndjson: the payload
 // must not contain '\n'; JSON text from weft's encoder never does (it escapes
@@ -258,39 +288,22 @@ std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits) {
 // here.
 // Len32: the payload must fit in 32 bits, as every frame under max_frame does.
 void encode_frame(Framing f, std::string_view payload, std::string& out) {
-  switch (f) {
-    case Framing::Lsp: {
-      // to_chars, not snprintf: snprintf's format parsing costs about 5% of a
-      // stdio server's time.
-      char digits[24];
-      const auto r = std::to_chars(digits, digits + sizeof digits, payload.size());
-      const std::size_t nd = static_cast<std::size_t>(r.ptr - digits);
-      out.reserve(out.size() + 20 + nd + payload.size());
-      out.append("Content-Length: ", 16);
-      out.append(digits, nd);
-      out.append("\r\n\r\n", 4);
-      out.append(payload);
-      return;
-    }
-    case Framing::Ndjson:
-      out.reserve(out.size() + payload.size() + 1);
-      out.append(payload);
-      out.push_back('\n');
-      return;
-    case Framing::Len32Be:
-    case Framing::Len32Le: {
-      const auto n = static_cast<std::uint32_t>(payload.size());
-      char b[4];
-      for (int i = 0; i < 4; ++i) {
-        const int shift = f == Framing::Len32Be ? 8 * (3 - i) : 8 * i;
-        b[i] = static_cast<char>((n >> shift) & 0xff);
-      }
-      out.reserve(out.size() + 4 + payload.size());
-      out.append(b, 4);
-      out.append(payload);
-      return;
-    }
-  }
+  char head[kFrameHeadroom];
+  const std::size_t h = frame_header(f, payload.size(), head);
+  const bool newline = f == Framing::Ndjson;
+  out.reserve(out.size() + h + payload.size() + (newline ? 1 : 0));
+  out.append(head, h);
+  out.append(payload);
+  if (newline) out.push_back('\n');
+}
+
+std::string_view frame_in_place(Framing f, std::string& buf) {
+  char head[kFrameHeadroom];
+  const std::size_t n = buf.size() - kFrameHeadroom;
+  const std::size_t h = frame_header(f, n, head);
+  std::memcpy(&buf[kFrameHeadroom - h], head, h);
+  if (f == Framing::Ndjson) buf.push_back('\n');
+  return std::string_view(buf.data() + kFrameHeadroom - h, h + n + (f == Framing::Ndjson ? 1 : 0));
 }
 
 const char* framing_name(Framing f) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "json/scan.h"
 #include "json/utf8.h"
 
 #if !defined(_LIBCPP_VERSION)
@@ -21,27 +22,6 @@
 
 namespace weft::detail {
 namespace {
-
-// Bytes that end a plain run inside a string: '"', '\\', controls, non-ASCII.
-struct StopTable {
-  bool stop[256];
-  constexpr StopTable() : stop() {
-    for (int c = 0; c < 256; ++c) stop[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
-  }
-};
-constexpr StopTable kStop;
-
-// True if any of the 8 bytes in `w` is a stop byte (SWAR: "has less than",
-// "has zero" after xor, and the top bit for non-ASCII).
-inline bool has_stop(std::uint64_t w) {
-  constexpr std::uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-  const std::uint64_t ctrl = (w - ones * 0x20) & ~w;
-  const std::uint64_t q = w ^ (ones * '"');
-  const std::uint64_t bs = w ^ (ones * '\\');
-  const std::uint64_t quote = (q - ones) & ~q;
-  const std::uint64_t back = (bs - ones) & ~bs;
-  return ((ctrl | quote | back) & highs) != 0 || (w & highs) != 0;
-}
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -146,8 +126,12 @@ class Parser {
     return fail(at(), what + "; expected " + expected);
   }
 
+  // RFC 8259 §2 whitespace. Every JSON whitespace byte is <= ' ', so one
+  // compare settles the usual case (no whitespace: machine-written JSON).
   void ws() {
-    while (p_ < e_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    while (p_ < e_ && static_cast<unsigned char>(*p_) <= ' ' &&
+           (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
+      ++p_;
   }
 
   bool value(json* out);
@@ -166,7 +150,31 @@ class Parser {
   const char* e_;
   std::size_t max_depth_;
   EnvelopeSink& sink_;
-  std::vector<Frame> stack_;
+  // The open containers. The first levels live in the parser itself, so a
+  // message of ordinary depth costs no allocation for them (the profile of
+  // small calls showed this vector's one malloc per message).
+  class FrameStack {
+   public:
+    bool empty() const { return n_ == 0; }
+    std::size_t size() const { return n_; }
+    Frame& operator[](std::size_t i) { return i < kLocal ? local_[i] : heap_[i - kLocal]; }
+    Frame& back() { return (*this)[n_ - 1]; }
+    void push_back(const Frame& f) {
+      if (n_ < kLocal) local_[n_] = f;
+      else heap_.push_back(f);
+      ++n_;
+    }
+    void pop_back() {
+      if (--n_ >= kLocal) heap_.pop_back();
+    }
+
+   private:
+    static constexpr std::size_t kLocal = 16;
+    Frame local_[kLocal];
+    std::vector<Frame> heap_;
+    std::size_t n_ = 0;
+  };
+  FrameStack stack_;
   json* slot_ = nullptr;          // where the next value goes; nullptr: check it only
   json value_;                    // a value for the sink (document, element or member)
   std::string key_;               // the name of the envelope-level member being read
@@ -182,7 +190,6 @@ bool Parser::run() {
   if (e_ - p_ >= 3 && std::memcmp(p_, "\xEF\xBB\xBF", 3) == 0) p_ += 3;
   ws();
   if (p_ == e_) return fail(at(), "unexpected end of input");
-  stack_.reserve(8);
   slot_ = &value_;
   for (;;) {
     // A value goes into *slot_ (or is checked only).
@@ -417,16 +424,13 @@ bool Parser::number(json* out) {
 bool Parser::string(std::string& out) {
   ++p_;
   for (;;) {
+    // A run of plain bytes and well-formed UTF-8 sequences, appended at once.
     const char* run = p_;
     for (;;) {
-      while (e_ - p_ >= 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p_, 8);
-        if (has_stop(w)) break;
-        p_ += 8;
-      }
-      while (p_ < e_ && !kStop.stop[static_cast<unsigned char>(*p_)]) ++p_;
-      if (p_ < e_ && static_cast<unsigned char>(*p_) >= 0x80) {
+      p_ = find_special(p_, e_);
+      // Non-ASCII text is sequence after sequence: check them back to back
+      // rather than going through the scanner for each one.
+      while (p_ < e_ && static_cast<unsigned char>(*p_) >= 0x80) {
         std::size_t bad = 0;
         const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p_),
                                             reinterpret_cast<const unsigned char*>(e_), bad);
@@ -436,9 +440,8 @@ bool Parser::string(std::string& out) {
           return fail(at(), "invalid string: ill-formed UTF-8 byte " + show(static_cast<unsigned char>(*p_)));
         }
         p_ += n;
-        continue;
       }
-      break;
+      if (p_ == e_ || is_special(static_cast<unsigned char>(*p_))) break;
     }
     out.append(run, static_cast<std::size_t>(p_ - run));
     if (p_ == e_) return fail(at(), "invalid string: missing closing quote");

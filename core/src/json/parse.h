@@ -6,8 +6,8 @@
 // nlohmann's SAX lexer (one virtual-ish get() per byte, one push_back per
 // string byte, locale lookups per number) as a third of the server's time,
 // and its string scanner as most of the time of a 64 KiB echo. This parser
-// builds the same nlohmann::json values but scans strings in runs (eight
-// bytes at a time while they are plain ASCII), reads integers without strtoull,
+// builds the same nlohmann::json values but scans strings in runs (sixteen or eight
+// bytes at a time while they are plain, scan.h), reads integers without strtoull,
 // and keeps the rules codec.h promises:
 //  * -32700 for anything that is not one JSON text (RFC 8259 §2: ws value ws),
 //    with "invalid JSON at byte N: <what>", N the offset of the offending byte;

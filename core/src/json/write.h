@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/scan.h"
 #include "json/utf8.h"
 
 namespace weft::detail {
@@ -26,35 +27,45 @@ inline void write_json_nlohmann(const nlohmann::json& v, std::string& out) {
   s.dump(v, false, false, 0);
 }
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
-inline std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  std::size_t bad = 0;
-  return utf8_sequence(p + i, p + s.size(), bad);
+// Room for `more` bytes after out's end, growing geometrically: libc++
+// (Emscripten) reserves exactly what is asked, so a reserve per string would
+// copy the buffer once per string.
+inline void reserve_more(std::string& out, std::size_t more) {
+  const std::size_t need = out.size() + more;
+  if (need > out.capacity()) out.reserve(need > 2 * out.capacity() ? need : 2 * out.capacity());
 }
 
+// The plain runs (scan.h) and well-formed UTF-8 between escapes are copied
+// with one append each; the output is reserved up front, since a string that
+// needs no escape (the usual case) is exactly its length plus the quotes.
 inline void write_json_string(std::string_view str, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";
   const std::size_t mark = out.size();
+  reserve_more(out, str.size() + 2);
   out += '"';
-  std::size_t run = 0;  // start of the bytes not yet copied
-  for (std::size_t i = 0; i < str.size();) {
-    const unsigned char c = static_cast<unsigned char>(str[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-      ++i;
-      continue;
-    }
+  const char* p = str.data();
+  const char* const e = p + str.size();
+  const char* run = p;  // start of the bytes not yet copied
+  for (;;) {
+    p = find_special(p, e);
+    if (p == e) break;
+    const unsigned char c = static_cast<unsigned char>(*p);
     if (c >= 0x80) {
-      const std::size_t n = utf8_length(str, i);
-      if (n == 0) {  // invalid UTF-8: let nlohmann write its replacement
-        out.resize(mark);
-        write_json_nlohmann(nlohmann::json(std::string(str)), out);
-        return;
-      }
-      i += n;
+      // Sequence after sequence (non-ASCII text), then back to the scanner.
+      do {
+        std::size_t bad = 0;
+        const std::size_t n = utf8_sequence(reinterpret_cast<const unsigned char*>(p),
+                                            reinterpret_cast<const unsigned char*>(e), bad);
+        if (n == 0) {  // invalid UTF-8: let nlohmann write its replacement
+          out.resize(mark);
+          write_json_nlohmann(nlohmann::json(std::string(str)), out);
+          return;
+        }
+        p += n;
+      } while (p < e && static_cast<unsigned char>(*p) >= 0x80);
       continue;
     }
-    out.append(str.data() + run, i - run);
+    out.append(run, static_cast<std::size_t>(p - run));
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -63,14 +74,14 @@ inline void write_json_string(std::string_view str, std::string& out) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
+      default: {
+        const char u[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out.append(u, 6);
+      }
     }
-    run = ++i;
+    run = ++p;
   }
-  out.append(str.data() + run, str.size() - run);
+  out.append(run, static_cast<std::size_t>(e - run));
   out += '"';
 }
 
