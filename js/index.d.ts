@@ -1,33 +1,42 @@
 // Type declarations for weft-rpc.
 
+/** A request (JSON-RPC 2.0 §4): answered with a response carrying the same `id`. */
 export interface JSONRPCRequest {
   jsonrpc: '2.0';
   method: string;
   params?: Record<string, unknown> | unknown[];
   id: number | string | null;
 }
+/** A notification (§4.1): a request without `id`, never answered. */
 export interface JSONRPCNotification {
   jsonrpc: '2.0';
   method: string;
   params?: Record<string, unknown> | unknown[];
 }
+/** A successful response (§5): `result` of the request with the same `id`. */
 export interface JSONRPCSuccessResponse {
   jsonrpc: '2.0';
   result: unknown;
   id: number | string | null;
 }
+/** An error response (§5, §5.1): `id` is null when the request's id could not be read. */
 export interface JSONRPCErrorResponse {
   jsonrpc: '2.0';
   error: { code: number; message: string; data?: unknown };
   id: number | string | null;
 }
+/** A response: success or error. */
 export type JSONRPCResponse = JSONRPCSuccessResponse | JSONRPCErrorResponse;
+/** Any one JSON-RPC message (a batch is an array of them, §6). */
 export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
 
 /** Moves messages; write your own with these three (onClose optional). */
 export interface RPCTransport {
+  /** Delivers a message or a batch to the other side. */
   send(message: JSONRPCMessage | JSONRPCMessage[]): void;
+  /** Registers the one function that receives what arrives (any value: the core judges it). */
   onMessage(handler: (message: unknown) => void): void;
+  /** Stops listening and releases the channel (called by the endpoint's destroy()). */
   destroy?(): void;
   /** Called once when the other side is gone; pending calls then reject with -32002. */
   onClose?(handler: () => void): void;
@@ -43,6 +52,7 @@ export interface RPCTransport {
 
 /** The postMessage transports: plus onSendError. */
 export interface PostMessageTransport extends RPCTransport {
+  /** Stops listening; pending calls of the endpoint reject with -32002. */
   destroy(): void;
   onClose(handler: () => void): void;
   onSendError(handler: (message: JSONRPCMessage | JSONRPCMessage[], error: unknown) => void): void;
@@ -93,6 +103,7 @@ export declare class RPCError extends Error {
   constructor(code: number, message: string, data?: unknown);
 }
 
+/** Options of one call (request(), call(), batch()). */
 export interface CallOptions {
   /** Milliseconds; overrides the endpoint's timeout. 0 or Infinity: none. */
   timeout?: number;
@@ -145,6 +156,7 @@ export interface StreamSink {
   write(value: unknown, options?: WriteOptions): Promise<void>;
 }
 
+/** What a handler learns besides params. */
 export interface HandlerContext {
   /** Aborted when the caller cancels ($/cancelRequest) or the endpoint closes. */
   readonly signal: AbortSignal;
@@ -162,7 +174,9 @@ export interface HandlerContext {
  * object type is accepted (interfaces too); anything else is answered -32602.
  */
 export type Params = object | undefined;
+/** A method: its return value (or the promise's) is the result; a thrown `RPCError` is the error (other throws: -32603). */
 export type Handler<P = any, R = unknown> = (params: P, context: HandlerContext) => R | Promise<R>;
+/** A notification handler: never answered, even when it throws. */
 export type NotificationHandler<P = any> = (params: P) => void | Promise<void>;
 
 /** Declared parameters: the core answers -32602 when they do not match. */
@@ -184,7 +198,9 @@ export type DiagnosticKind =
 export interface Clock<Handle = any> {
   /** Milliseconds, monotonic. */
   now(): number;
+  /** Runs `fn` after `ms` milliseconds. */
   setTimeout(fn: () => void, ms: number): Handle;
+  /** Cancels what setTimeout() armed. */
   clearTimeout(handle: Handle): void;
 }
 
@@ -230,6 +246,7 @@ export interface DrainNotice {
   reconnectAfter: number;
 }
 
+/** Options of JSONRPCClient, JSONRPCServer and Peer. */
 export interface EndpointOptions {
   /** Default call timeout in ms (10000). 0 or Infinity: none. */
   timeout?: number;
@@ -298,6 +315,7 @@ export type BatchEntry<M = any> = IsAny<M> extends true ? {
   [K in MethodName<M>]: { method: K; params?: ParamOf<Member<M, K>>; notification?: boolean };
 }[MethodName<M>];
 
+/** Counts for tests and monitoring: calls pending, requests in flight, values held for the core, heap bytes. */
 export interface EndpointStats {
   pending: number;
   inFlight: number;
@@ -314,17 +332,25 @@ export interface EndpointStats {
 declare class Endpoint<Remote = any, Local = any> {
   /** Resolves once the WebAssembly core is loaded (calls before that are queued). */
   readonly ready: Promise<void>;
+  /** Calls `method`; resolves with its result, rejects with an `RPCError`. */
   request<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
+  /** Calls a method of the `Remote` map, its params and result typed by it. */
   request<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
+  /** Sends a notification (no answer, no promise). */
   notify(method: UntypedName<Remote>, params?: Params): void;
+  /** Sends a notification of the `Remote` map. */
   notify<K extends TypedName<Remote>>(method: K, ...args: ParamsArg<Member<Remote, K>>): void;
   /** A streamed call: the chunks the handler writes, as they arrive, with flow control. */
   stream<T = unknown>(method: UntypedName<Remote> | TypedName<Remote>, params?: Params, options?: StreamOptions): ChunkStream<T>;
   /** Sends one JSON-RPC batch; one promise per entry, in order. */
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
+  /** Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad params. */
   method<P = any, R = unknown>(name: UntypedName<Local>, handler: Handler<P, R>, spec?: ParamSpec): this;
+  /** Serves a method of the `Local` map, its handler typed by it. */
   method<K extends TypedName<Local>>(name: K, handler: TypedHandler<Member<Local, K>>, spec?: ParamSpec): this;
+  /** Handles the notification `name`. */
   onNotify<P = any>(name: UntypedName<Local>, handler: NotificationHandler<P>): this;
+  /** Handles a notification of the `Local` map. */
   onNotify<K extends TypedName<Local>>(name: K, handler: NotificationHandler<ParamOf<Member<Local, K>>>): this;
   /** Sends rpc.handshake; resolves with what both sides agreed on (rejects -32006 on a version mismatch). */
   handshake(offer?: HandshakeOffer, options?: { timeout?: number }): Promise<HandshakeAgreement>;
@@ -332,6 +358,7 @@ declare class Endpoint<Remote = any, Local = any> {
   drain(notice?: Partial<DrainNotice>): void;
   /** Rejects every pending call (-32002), cancels requests being served, detaches the transport. */
   destroy(): void;
+  /** Current counts (EndpointStats). */
   stats(): EndpointStats;
 }
 export type { Endpoint };
@@ -352,30 +379,46 @@ export declare class Peer<Remote = any, Local = any> extends Endpoint<Remote, Lo
   call<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
 }
 
+/** What windowTransport() posts to: a Window (an iframe's contentWindow, window.parent). */
 export interface PostTarget {
+  /** Window.postMessage. */
   postMessage(message: unknown, targetOrigin: string): void;
 }
+/** What windowTransport() listens on: a Window (default: this one). */
 export interface MessageSource {
+  /** Listens for message events. */
   addEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
+  /** Stops listening. */
   removeEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
   location?: { origin: string };
 }
 
 /** A browser MessagePort or a node:worker_threads MessagePort. */
 export interface PortLike {
+  /** Posts a message to the other end. */
   postMessage(message: unknown): void;
+  /** Listens for message (and close) events. */
   addEventListener(type: string, listener: (ev: any) => void): void;
+  /** Stops listening. */
   removeEventListener(type: string, listener: (ev: any) => void): void;
+  /** Starts delivery (browser MessagePort). */
   start?(): void;
+  /** Closes the port. */
   close?(): void;
 }
 /** A browser Worker (EventTarget) or a node:worker_threads Worker (EventEmitter). */
 export interface WorkerLike {
+  /** Posts a message to the worker. */
   postMessage(message: unknown): void;
+  /** Stops the worker; weft then rejects its pending calls. */
   terminate(): unknown;
+  /** Browser Worker: listens for messages and errors. */
   addEventListener?(type: string, listener: (ev: any) => void): void;
+  /** Browser Worker: stops listening. */
   removeEventListener?(type: string, listener: (ev: any) => void): void;
+  /** node:worker_threads Worker: listens for messages and exit. */
   on?(event: string, listener: (...args: any[]) => void): unknown;
+  /** node:worker_threads Worker: stops listening. */
   off?(event: string, listener: (...args: any[]) => void): unknown;
 }
 

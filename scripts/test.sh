@@ -29,6 +29,9 @@ fi
 echo "== Catch2 tests (ctest)"
 (cd build && ctest --output-on-failure -j"$JOBS")
 
+echo "== API reference (Doxygen, TypeDoc; any warning fails)"
+bash scripts/docs.sh
+
 node_dirs=()
 for d in tests/js tests/host; do
   if compgen -G "$d/*.test.mjs" >/dev/null; then node_dirs+=("$d"/*.test.mjs); fi

@@ -17,8 +17,10 @@
 
 namespace weft {
 
+// The two codecs: JSON text (RFC 8259) and MessagePack.
 enum class CodecKind { Json, MessagePack };
 
+// What a decoder accepts from the wire.
 struct CodecLimits {
   // Nesting of arrays/objects a decoder accepts, counting the top level as 1
   // (a request whose params are [[1]] has depth 3). RFC 8259 §9 lets a parser
@@ -31,9 +33,12 @@ struct CodecLimits {
   std::size_t max_depth = 128;
 };
 
+// A codec: one frame's bytes to a Document, messages to bytes. Stateless
+// between frames; make one with make_codec().
 class Codec {
  public:
   virtual ~Codec() = default;
+  // Which codec this is.
   virtual CodecKind kind() const = 0;
 
   // Decodes exactly one document from `bytes` (the whole frame).
@@ -57,6 +62,7 @@ class Codec {
   virtual void encode(const Outgoing& out, std::string& buffer) const = 0;
 };
 
+// A codec of `kind` that enforces `limits` when decoding.
 std::unique_ptr<Codec> make_codec(CodecKind kind, CodecLimits limits = {});
 
 // "json" / "msgpack" ↔ CodecKind; nullptr/false for an unknown name.

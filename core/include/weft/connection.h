@@ -17,12 +17,17 @@
 
 namespace weft {
 
+// How a Connection frames, decodes, limits and reports its stream.
 struct ConnectionOptions {
+  // The framing and codec of the stream; both ends must use the same.
   Framing framing = Framing::Lsp;
   CodecKind codec = CodecKind::Json;
+  // Frame size, LSP header size and read timeout (framing.h).
   FramingLimits framing_limits;
   CodecLimits codec_limits;  // max_depth: nesting accepted from the wire (codec.h)
+  // Limits of the Peer inside (peer.h).
   PeerLimits peer_limits;
+  // Timeout of calls made without their own (PeerOptions::default_timeout).
   std::optional<Millis> default_timeout;
   // §5 says an undecodable request is answered (id null). Two endpoints that
   // disagree on the codec would answer each other's answers forever, so after
@@ -33,13 +38,16 @@ struct ConnectionOptions {
   std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
 };
 
+// A Peer over one byte stream (see the top of this file).
 class Connection {
  public:
+  // `options.write` is required.
   explicit Connection(ConnectionOptions options);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  // The endpoint: register methods and make calls on it.
   Peer& peer();
 
   // Bytes from the wire, split anywhere.
@@ -50,8 +58,10 @@ class Connection {
 
   // Earliest of the peer's call deadlines and the frame read timeout.
   std::optional<Millis> next_deadline() const;
+  // Times out what is due at `now`: the peer's calls and a partial frame.
   void advance(Millis now);
 
+  // Closes the peer (Peer::close): pending calls fail with `reason`.
   void close(std::optional<Error> reason = std::nullopt);
 
  private:

@@ -16,6 +16,7 @@
 
 namespace weft {
 
+// The JSON value type of every payload (nlohmann::json).
 using json = nlohmann::json;
 
 // Error codes. The first five are reserved by JSON-RPC 2.0 §5.1; -32800 is the
@@ -28,6 +29,7 @@ inline constexpr int kInvalidRequest = -32600;  // not a valid Request object
 inline constexpr int kMethodNotFound = -32601;  // no such method
 inline constexpr int kInvalidParams = -32602;   // params do not match the method
 inline constexpr int kInternalError = -32603;   // the handler failed
+// The §5.1 band reserved for implementation-defined server errors.
 inline constexpr int kServerErrorFirst = -32099;
 inline constexpr int kServerErrorLast = -32000;
 inline constexpr int kServerError = -32000;     // generic application failure
@@ -40,16 +42,20 @@ inline constexpr int kVersionMismatch = -32006; // rpc.handshake: no common prot
 inline constexpr int kRequestCancelled = -32800;// LSP: request cancelled
 }  // namespace code
 
+// A JSON-RPC error object (§5.1), the error side of every Result.
 struct Error {
+  // The error code (see weft::code) and a short description of what went wrong.
   int code = code::kInternalError;
   std::string message;
   std::optional<json> data;  // absent → no "data" member on the wire
 
   Error() = default;
+  // An error with code `c`, message `m` and, optionally, data `d`.
   Error(int c, std::string m) : code(c), message(std::move(m)) {}
   Error(int c, std::string m, json d)
       : code(c), message(std::move(m)), data(std::move(d)) {}
 
+  // Equal when code, message and data are.
   friend bool operator==(const Error&, const Error&) = default;
 
   // The error object as it appears on the wire (§5.1).
@@ -85,17 +91,21 @@ std::optional<std::int64_t> retry_delay(const Error& e, int attempt, double jitt
 template <class T>
 class Result {
  public:
+  // A result holding `value`, or failed with `error`.
   Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
   Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
 
+  // True when it holds a value (so `if (auto r = f())` tests success).
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
+  // The value; only when ok().
   T& value() { return std::get<0>(v_); }
   const T& value() const { return std::get<0>(v_); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() { return value(); }
   const T& operator*() const { return value(); }
+  // The error; only when !ok().
   const Error& error() const { return std::get<1>(v_); }
 
  private:
@@ -107,9 +117,12 @@ template <>
 class Result<void> {
  public:
   Result() = default;
+  // Failed with `error` (the default constructor is success).
   Result(Error error) : e_(std::move(error)) {}
+  // True on success (so `if (auto r = f())` tests it).
   bool ok() const { return !e_.has_value(); }
   explicit operator bool() const { return ok(); }
+  // The error; only when !ok().
   const Error& error() const { return *e_; }
 
  private:

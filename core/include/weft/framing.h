@@ -30,15 +30,19 @@
 
 namespace weft {
 
+// The byte framings (see the top of this file and docs/framing.md).
 enum class Framing { Lsp, Ndjson, Len32Be, Len32Le };
 
+// What a decoder accepts (docs/framing.md F2, F3, L-rules).
 struct FramingLimits {
   std::size_t max_frame = 10u * 1000u * 1000u;  // payload bytes (docs/framing.md F2: 10 MB)
   std::size_t max_header = 8192;                // Lsp header block bytes
   Millis read_timeout = 30000;                  // per frame; 0 disables
 };
 
+// A frame the decoder rejected or discarded.
 struct FrameError {
+  // The error: its code and a message saying what was wrong.
   Error error;
   // Stream byte offset where the problem was seen: the byte whose arrival
   // revealed it (Lsp: the '\n' ending the bad header line or header block;
@@ -51,17 +55,21 @@ struct FrameError {
   bool reply = true;
 };
 
+// Receives a decoder's frames and frame errors, in stream order.
 class FrameHandler {
  public:
   virtual ~FrameHandler() = default;
   // `payload` is valid only during the call.
   virtual void on_frame(std::string_view payload) = 0;
+  // A frame was rejected (or timed out); the decoder has resynchronised.
   virtual void on_frame_error(const FrameError& error) = 0;
 };
 
+// A streaming decoder of one framing; make one with make_decoder().
 class FrameDecoder {
  public:
   virtual ~FrameDecoder() = default;
+  // Which framing it decodes.
   virtual Framing framing() const = 0;
 
   // Consumes all of `bytes`. Oversized payloads are skipped as they stream
@@ -85,6 +93,7 @@ class FrameDecoder {
   virtual bool idle() const = 0;
 };
 
+// A decoder of framing `f` that enforces `limits`.
 std::unique_ptr<FrameDecoder> make_decoder(Framing f, FramingLimits limits = {});
 
 // Appends one frame holding `payload` to `out`. Lsp writes only Content-Length.
@@ -102,6 +111,7 @@ inline constexpr std::size_t kFrameHeadroom = 48;  // "Content-Length: " + 20 di
 std::string_view frame_in_place(Framing f, std::string& buf);
 
 const char* framing_name(Framing f);  // "lsp", "ndjson", "len32be", "len32le"
+// Sets `out` from a name above (ASCII case-insensitive); false if unknown.
 bool parse_framing_name(std::string_view name, Framing& out);
 
 }  // namespace weft

@@ -24,9 +24,12 @@ namespace weft {
 // so a response echoes it byte-for-byte instead of rounding it through double.
 class Id {
  public:
+  // What the id holds: null, a 64-bit integer (signed or above INT64_MAX),
+  // another number (kept as its lexeme) or a string.
   enum class Kind : std::uint8_t { Null, Int, Uint, Number, String };
 
   Id() = default;  // null
+  // Makers: the null id, an integer, a string.
   static Id null() { return Id(); }
   static Id integer(std::int64_t v);
   static Id unsigned_integer(std::uint64_t v);  // normalised to Int if it fits
@@ -37,6 +40,7 @@ class Id {
   // `lexeme`, if given, is the number's source text (see Document::id_lexemes).
   static std::optional<Id> from_json(const json& v, const std::string* lexeme = nullptr);
 
+  // Kind and value: as_int() for Int, as_uint() for Uint, text() for Number/String.
   Kind kind() const { return kind_; }
   bool is_null() const { return kind_ == Kind::Null; }
   std::int64_t as_int() const { return i_; }
@@ -49,7 +53,9 @@ class Id {
   json to_json() const;
   std::string to_string() const;  // JSON text, for diagnostics
 
+  // Same kind and value (a Number compares by lexeme).
   friend bool operator==(const Id& a, const Id& b);
+  // A hash consistent with operator== (see IdHash).
   std::size_t hash() const;
 
  private:
@@ -59,27 +65,36 @@ class Id {
   std::string s_;
 };
 
+// Hasher for unordered containers keyed by Id.
 struct IdHash {
+  // Id::hash().
   std::size_t operator()(const Id& id) const { return id.hash(); }
 };
 
+// A request (§4): a call that expects a response with the same id.
 struct Request {
+  // The id the response will carry, and the method to call.
   Id id;
   std::string method;
   std::optional<json> params;  // absent, or an array/object (§4.2)
 };
 
+// A notification (§4.1): a request without an id, never answered.
 struct Notification {
+  // The method to call and its params (absent, or an array/object, §4.2).
   std::string method;
   std::optional<json> params;
 };
 
+// A response (§5): the result or the error of the request with the same id.
 struct Response {
   Id id;                              // null only for errors that had no usable id
   std::variant<json, Error> outcome;  // result (§5 "result") or error (§5.1)
+  // True when `outcome` holds the Error.
   bool is_error() const { return outcome.index() == 1; }
 };
 
+// One valid message.
 using Message = std::variant<Request, Notification, Response>;
 
 // A decoded document (Codec::decode): the value, plus the source text of each
@@ -90,10 +105,13 @@ using Message = std::variant<Request, Notification, Response>;
 // text: always empty). index -1 is a single top-level object; i >= 0 is the
 // i-th element of a top-level batch array.
 struct IdLexeme {
+  // Which message the id belongs to (-1, or the batch element), and its text.
   int index;
   std::string lexeme;
 };
+// Codec::decode's result: the value and its id lexemes (see IdLexeme).
 struct Document {
+  // The decoded value, and the lexemes of its non-integer numeric ids.
   json value;
   std::vector<IdLexeme> id_lexemes;
 };
@@ -113,8 +131,10 @@ struct Invalid {
   // opposed to a malformed response (PeerOptions::role filters on this).
   bool call = false;
 };
+// One element of an incoming message after classify().
 using Item = std::variant<Request, Notification, Response, Invalid>;
 
+// A classified document: one item, or a batch's items in order.
 struct Incoming {
   bool batch = false;       // the document was an array (§6)
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
@@ -130,6 +150,7 @@ struct Incoming {
 // Payload members (params, result, error.data) may hold host placeholders of
 // the right JSON type: classify() only checks their type and moves them.
 struct Envelope {
+  // The members as found; nullopt when absent.
   std::optional<json> jsonrpc, method, params, id, result, error;
   // The source text of "id" when it is a number but not a 64-bit integer
   // (see Id): a response then echoes it byte for byte.
@@ -160,6 +181,7 @@ Incoming classify(Document&& doc, std::size_t max_batch = 1u << 16);
 
 // What the endpoint hands to the transport: one message, or a batch (§6).
 struct Outgoing {
+  // The messages, and whether they go out as one batch (§6) or one message.
   std::vector<Message> messages;
   bool batch = false;
 };

@@ -29,9 +29,13 @@ struct PeerState;
 }
 
 // -- Parameter declarations: let the core produce -32602 (§5.1). -----------
+// The JSON type a declared parameter must have (Integer: a number with
+// no fraction; Any: any type).
 enum class ParamType { Any, Null, Boolean, Integer, Number, String, Array, Object };
 
+// One declared parameter.
 struct Param {
+  // Its name (params by name), its type, and whether it may be left out.
   std::string name;
   ParamType type = ParamType::Any;
   bool required = true;
@@ -44,7 +48,9 @@ struct Param {
 // missing required, wrong type, too many positional, unknown name when
 // `allow_extra` is false, params given when the list is empty.
 struct ParamSpec {
+  // The parameters, in positional order.
   std::vector<Param> params;
+  // Which forms are accepted (array, object), and whether unknown names are.
   bool by_position = true;
   bool by_name = true;
   bool allow_extra = false;
@@ -58,12 +64,14 @@ struct ParamSpec {
 class Reply {
  public:
   Reply() = default;
+  // Moving transfers the duty to answer; the moved-from Reply is done().
   Reply(Reply&&) noexcept;
   Reply& operator=(Reply&&) noexcept;
   Reply(const Reply&) = delete;
   Reply& operator=(const Reply&) = delete;
   ~Reply();
 
+  // Answers with a result, an error, or either (the first answer wins).
   void ok(json result);
   void error(Error e);
   void respond(Result<json> r);
@@ -110,6 +118,7 @@ class Reply {
 
 // What a handler learns about the call besides params.
 struct CallInfo {
+  // The method called.
   const std::string& method;
   const Id* id;  // nullptr for a notification
 };
@@ -122,7 +131,9 @@ using SyncHandler = std::function<Result<json>(const json& params)>;
 // Notification handler: never answered, even on failure (§4.1).
 using NotificationHandler = std::function<void(const json& params)>;
 
+// A registered method, as Peer::methods() lists it (rpc.discover uses it).
 struct MethodInfo {
+  // Its name, whether it is a notification, its params and its description.
   std::string name;
   bool notification;
   std::optional<ParamSpec> spec;
@@ -142,6 +153,7 @@ struct Chunk {
 using ChunkHandler = std::function<void(Chunk&&)>;
 using ProgressHandler = std::function<void(json value)>;
 
+// Options of one outgoing call.
 struct CallOptions {
   std::optional<Millis> timeout;  // relative; nullopt → PeerOptions::default_timeout
   bool no_timeout = false;        // true: no deadline at all, even with a default
@@ -165,13 +177,17 @@ using CallCallback = std::function<void(Result<json>)>;
 
 // One element of an outgoing batch; no callback ⇒ it is a notification.
 struct BatchEntry {
+  // The method and its params (absent, or an array/object).
   std::string method;
   std::optional<json> params;
   CallCallback done;  // empty → notification
 };
 
 // -- Events --------------------------------------------------------------
+// Something the peer dropped or could not do, reported to
+// PeerOptions::diagnostic (never answered on the wire unless stated).
 struct Diagnostic {
+  // What happened.
   enum class Kind {
     // (Names and order are part of the WebAssembly ABI: wasm/abi.h lists them.)
     UnknownResponse,     // response id matches no pending call (or a finished one)
@@ -185,6 +201,7 @@ struct Diagnostic {
     IgnoredMessage,      // dropped by PeerOptions::role / ignore_foreign, unanswered
     SendFailed,          // the transport could not deliver a message (undelivered())
   };
+  // What happened, and a message saying what and why.
   Kind kind;
   std::string message;
   // The error involved, when there is one: the remote error (ErrorWithoutId),
@@ -193,6 +210,7 @@ struct Diagnostic {
   std::optional<Error> error;
 };
 
+// Bounds on the work one peer accepts (see README "Limits").
 struct PeerLimits {
   std::size_t max_in_flight = 4096;    // incoming requests being served; beyond → -32003
   std::size_t max_pending = 65536;     // outgoing calls awaiting answers; beyond → -32003
@@ -240,11 +258,14 @@ struct DrainNotice {
 // a channel shared by several endpoints needs. A Peer takes everything.
 enum class Role { Peer, Client, Server };
 
+// How a Peer sends, reports, times out and filters.
 struct PeerOptions {
+  // Its limits (PeerLimits).
   PeerLimits limits;
   std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
   std::function<void(Outgoing&&)> send;   // required: a message/batch to transmit
   std::function<void(const Diagnostic&)> diagnostic;  // optional
+  // Which messages it takes (Role).
   Role role = Role::Peer;
   // Values that do not carry "jsonrpc":"2.0" (Invalid::foreign) are ignored
   // instead of answered with -32600. For channels that carry other traffic
@@ -278,8 +299,10 @@ struct PeerOptions {
   std::optional<Handshake> handshake;
 };
 
+// The endpoint (see the top of this file).
 class Peer {
  public:
+  // `options.send` is required.
   explicit Peer(PeerOptions options);
   ~Peer();  // pending calls are failed with kClosed; outstanding Replies go inert
   Peer(const Peer&) = delete;
@@ -365,6 +388,7 @@ class Peer {
   // Fails every pending call with `reason` (default kClosed "endpoint closed"),
   // cancels requests being served, and refuses further calls. Idempotent.
   void close(std::optional<Error> reason = std::nullopt);
+  // True once close() has run.
   bool closed() const;
 
   std::size_t pending() const;    // outgoing calls awaiting a response

@@ -24,6 +24,7 @@ json openrpc_document(const std::vector<MethodInfo>& methods, const std::string&
 // other requests; $/cancelRequest answers -32800 at once.
 void register_sleep(Peer& peer, boost::asio::any_io_executor executor);
 
+// The host library's version (reported by rpc.ping).
 const char* host_version();
 
 }  // namespace weft::host

@@ -68,9 +68,11 @@ struct WebOptions {
   std::size_t sse_replay_events = 1024;
 };
 
+// How a Server frames, decodes, limits, stops and logs.
 struct ServerOptions {
   // nullopt → the transport's default: lsp on stdio, len32be on sockets.
   std::optional<Framing> framing;
+  // The codec, and the limits every connection gets (framing.h, codec.h, peer.h).
   CodecKind codec = CodecKind::Json;
   FramingLimits framing_limits;
   CodecLimits codec_limits;
@@ -86,14 +88,18 @@ struct ServerOptions {
   WebOptions web;  // listen_ws, listen_http
 };
 
+// A server of registered methods (see the top of this file).
 class Server {
  public:
+  // A server that listens nowhere yet (see listen_unix and the like).
   explicit Server(ServerOptions options = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // The io_context run() runs: post work or arm timers on it (async handlers).
   boost::asio::io_context& context();
+  // The options it was made with.
   const ServerOptions& options() const;
 
   // Registration, applied to every connection (existing ones are unaffected).
@@ -133,6 +139,7 @@ class Server {
   // grace_ms), close connections, remove socket files, return from run().
   void stop();
 
+  // Connections open now, and when the server started (now_ms()).
   std::size_t connections() const;
   Millis started_ms() const;
 

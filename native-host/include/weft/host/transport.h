@@ -8,6 +8,7 @@
 
 namespace weft::host {
 
+// The byte transports: stdin/stdout, a child's pipes, a Unix socket, TCP.
 enum class Transport { Stdio, Exec, Unix, Tcp };
 
 // Streams shared with editors and language tooling (stdio, a child's pipes)
