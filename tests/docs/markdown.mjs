@@ -4,7 +4,8 @@
 // once rendered, on the last non-blank line before the opening fence:
 //
 //   <!-- example: NAME -->             a runnable example (or one file of it:
-//   <!-- example: NAME/FILE k=v … -->  several blocks with one NAME are one example)
+//   <!-- example: NAME/FILE k=v … -->  several blocks with one NAME are one example;
+//                                      the one marked `main` (else the first) is run)
 //   <!-- output: NAME -->              what example NAME prints, checked exactly
 //   <!-- not-run: REASON -->           shown only; the reason is required
 //
@@ -86,10 +87,11 @@ export function examples(blocks) {
     if (b.marker?.kind === 'example') {
       let ex = byName.get(b.marker.name);
       if (!ex) {
-        ex = { name: b.marker.name, lang: b.lang, blocks: [], attrs: b.marker.attrs, output: null, where };
+        ex = { name: b.marker.name, lang: b.lang, blocks: [], attrs: {}, output: null, where };
         byName.set(b.marker.name, ex);
       }
       ex.blocks.push({ fileName: b.marker.fileName, lang: b.lang, code: b.code, attrs: b.marker.attrs, where });
+      Object.assign(ex.attrs, b.marker.attrs);  // an example's attributes may sit on any of its blocks
     } else if (b.marker?.kind === 'output') {
       outputs.set(b.marker.name, { code: b.code, where });
     }

@@ -19,7 +19,9 @@
 //                           find_package(weft) and weft::host; run, stdout compared.
 //                           harness=FILE (tests/docs/harness/) completes a snippet: its
 //                           #include lines go first, the rest replaces `// SNIPPET`.
-//                           serve: a server, run by the transcripts that name it.
+//                           serve: a server, run by the transcripts that name it;
+//                           server=…: a client, run with the server's socket as argv[1].
+//   any                     uses=NAME/FILE: that file of example NAME is written here too.
 //   cmake                   a CMakeLists.txt (with the example's .cpp files); harness=FILE
 //                           completes a fragment (`# SNIPPET`); built, its `app` run.
 import { spawn, spawnSync } from 'node:child_process';
@@ -73,6 +75,9 @@ function writeExample(ex, defaultName) {
     fs.writeFileSync(path.join(dir, name), b.code);
     return name;
   });
+  // The file to run first: the block marked `main`, else the first one.
+  const main = Math.max(0, ex.blocks.findIndex((b) => b.attrs.main));
+  files.unshift(...files.splice(main, 1));
   return { dir, files };
 }
 
@@ -238,11 +243,10 @@ function completeSnippet(code, harnessFile, marker) {
  */
 export async function buildCpp(ex) {
   const { dir, files } = writeExample(ex, ex.lang === 'cmake' ? 'CMakeLists.txt' : 'main.cpp');
-  const first = ex.blocks[0];
-  if (first.attrs.harness) {
+  if (ex.attrs.harness) {
     const file = path.join(dir, files[0]);
     const marker = ex.lang === 'cmake' ? '# SNIPPET' : '// SNIPPET';
-    fs.writeFileSync(file, completeSnippet(fs.readFileSync(file, 'utf8'), first.attrs.harness, marker));
+    fs.writeFileSync(file, completeSnippet(fs.readFileSync(file, 'utf8'), ex.attrs.harness, marker));
   }
   if (!files.includes('CMakeLists.txt')) {
     const sources = files.filter((f) => f.endsWith('.cpp'));
@@ -256,7 +260,7 @@ export async function buildCpp(ex) {
     ].join('\n'));
   }
   // A project that needs sources the harness names but the docs do not show.
-  for (const extra of (first.attrs.with ?? '').split(',').filter(Boolean))
+  for (const extra of (ex.attrs.with ?? '').split(',').filter(Boolean))
     fs.copyFileSync(path.join(HARNESS, extra), path.join(dir, extra));
   const prefix = await installPrefix();
   const bdir = path.join(dir, 'build');
@@ -267,12 +271,6 @@ export async function buildCpp(ex) {
   return path.join(bdir, 'app');
 }
 
-export async function runCpp(ex) {
-  const exe = await buildCpp(ex);
-  const r = await run(exe, [], { timeout: 30000 });
-  if (r.code !== 0) throw new Error(`example "${ex.name}" (${ex.where}) exited ${r.code ?? r.signal}:\n${r.stdout}${r.stderr}`);
-  checkOutput(ex, r.stdout);
-}
 
 // ---- shell transcripts against a server -------------------------------------
 /** Resolves once `file` exists (fs.watch on its folder: an event, not a poll loop). */
@@ -303,12 +301,13 @@ export function parseTranscript(code) {
 }
 
 /**
- * Runs a transcript example. `servers` maps example names to built server
- * executables (server=NAME); server=demo is `weft serve --demo`.
+ * Starts the server an example names (server=demo: `weft serve --unix S
+ * --demo`; server=NAME: the built C++ example NAME, given S as argv[1]) on a
+ * fresh socket S, runs `fn(S, tmpDir)`, then stops it with SIGTERM. A C++
+ * server must exit 0 on SIGTERM (its graceful stop).
  */
-export async function runTranscript(ex, servers = {}) {
+async function withServer(ex, servers, fn) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-docs-'));
-  const socketInDocs = ex.attrs.socket ?? '/tmp/weft.sock';
   const socket = path.join(tmp, 'weft.sock');
   const which = ex.attrs.server ?? 'demo';
   const exe = which === 'demo' ? WEFT_BIN : servers[which];
@@ -321,6 +320,22 @@ export async function runTranscript(ex, servers = {}) {
   try {
     await within(15000, Promise.race([appears(socket), exited.then((e) => { throw new Error(`server exited ${e.code}: ${serverLog}`); })]),
       `server of example "${ex.name}"`);
+    await fn(socket, tmp);
+  } finally {
+    server.kill('SIGTERM');
+    const e = await within(10000, exited, `server of example "${ex.name}" stopping`);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    if (which !== 'demo' && e.code !== 0) throw new Error(`server "${which}" exited ${e.code ?? e.signal} on SIGTERM: ${serverLog}`);
+  }
+}
+
+/**
+ * Runs a transcript example. `servers` maps example names to built server
+ * executables (server=NAME); server=demo is `weft serve --demo`.
+ */
+export async function runTranscript(ex, servers = {}) {
+  const socketInDocs = ex.attrs.socket ?? '/tmp/weft.sock';
+  await withServer(ex, servers, async (socket, tmp) => {
     const env = { PATH: `${path.dirname(WEFT_BIN)}:${process.env.PATH}`, WEFT_SOCKET: '', XDG_RUNTIME_DIR: tmp };
     for (const code of ex.blocks.map((b) => b.code)) {
       for (const step of parseTranscript(code.split(socketInDocs).join(socket))) {
@@ -331,10 +346,17 @@ export async function runTranscript(ex, servers = {}) {
         }
       }
     }
-  } finally {
-    server.kill('SIGTERM');
-    const e = await within(10000, exited, `server of example "${ex.name}" stopping`);
-    fs.rmSync(tmp, { recursive: true, force: true });
-    if (which !== 'demo' && e.code !== 0) throw new Error(`server "${which}" exited ${e.code ?? e.signal} on SIGTERM: ${serverLog}`);
-  }
+  });
+}
+
+/** Runs a built C++ example; with server=…, against that server (socket as argv[1]). */
+export async function runCpp(ex, servers = {}) {
+  const exe = await buildCpp(ex);
+  const go = async (args) => {
+    const r = await run(exe, args, { timeout: 30000 });
+    if (r.code !== 0) throw new Error(`example "${ex.name}" (${ex.where}) exited ${r.code ?? r.signal}:\n${r.stdout}${r.stderr}`);
+    checkOutput(ex, r.stdout);
+  };
+  if (ex.attrs.server) await withServer(ex, servers, (socket) => go([socket]));
+  else await go([]);
 }

@@ -14,6 +14,15 @@ import { ROOT, runNode, runBrowser, runCpp, buildCpp, runTranscript, closeBrowse
 const blocks = docFiles(ROOT).flatMap(codeBlocks);
 const rel = (b) => `${path.relative(ROOT, b.file)}:${b.line}`;
 const all = examples(blocks);
+// uses=NAME/FILE: a file shown once in the docs, used by a second example too.
+for (const ex of all) {
+  for (const use of (ex.attrs.uses ?? '').split(',').filter(Boolean)) {
+    const [name, file] = use.split('/');
+    const block = all.find((e) => e.name === name)?.blocks.find((b) => b.fileName === file);
+    if (!block) throw new Error(`${ex.where}: uses=${use}, but there is no such block`);
+    ex.blocks.push({ ...block });
+  }
+}
 
 after(closeBrowser);
 
@@ -50,11 +59,15 @@ for (const ex of all) {
     switch (kind) {
       case 'node': return runNode(ex);
       case 'browser': return runBrowser(ex);
-      case 'cpp': return runCpp(ex);
+      case 'cpp': {
+        const built = {};
+        if (ex.attrs.server && ex.attrs.server !== 'demo') built[ex.attrs.server] = await servers[ex.attrs.server];
+        return runCpp(ex, built);
+      }
       case 'server': {
         await servers[ex.name];
         const callers = all.filter((e) => e.attrs.server === ex.name);
-        assert.ok(callers.length > 0, `server example "${ex.name}" is called by no transcript (server=${ex.name})`);
+        assert.ok(callers.length > 0, `server example "${ex.name}" is called by no example (server=${ex.name})`);
         return;
       }
       case 'transcript': {
