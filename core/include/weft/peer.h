@@ -145,11 +145,14 @@ struct MethodInfo {
 // the last one when the sender knows it; `total` is the sender's count when
 // it gave one (docs/streams.md).
 struct Chunk {
+  // Its number, value, whether it is the last, and the sender's count (above).
   std::uint64_t seq = 0;
   json value;
   bool final = false;
   std::optional<std::uint64_t> total;
 };
+// Receivers of a streamed call's chunks (StreamOptions::on_chunk) and of
+// progress values (CallOptions::on_progress).
 using ChunkHandler = std::function<void(Chunk&&)>;
 using ProgressHandler = std::function<void(json value)>;
 
@@ -167,6 +170,7 @@ struct CallOptions {
 // A streamed call (Peer::stream): credit is how many chunks the other side
 // may send before the next grant(), so at most that many are ever in flight.
 struct StreamOptions {
+  // Chunks the other side may send before the first grant().
   std::uint32_t credit = 16;
   ChunkHandler on_chunk;  // required: each chunk, in order
 };
