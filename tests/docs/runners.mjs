@@ -46,12 +46,14 @@ function within(ms, promise, what) {
 /** Runs a command to completion: { code, signal, stdout, stderr }. */
 function run(cmd, args, { cwd = ROOT, env = {}, timeout = 60000, input } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Its own process group, so that a timeout also ends what it started
+    // (`weft call --exec` runs a server; a shell runs a pipeline).
+    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
-    const t = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${cmd} ${args.join(' ')}: still running after ${timeout} ms\n${stdout}${stderr}`)); }, timeout);
+    const t = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } reject(new Error(`${cmd} ${args.join(' ')}: still running after ${timeout} ms\n${stdout}${stderr}`)); }, timeout);
     child.once('error', (e) => { clearTimeout(t); reject(e); });
     child.once('close', (code, signal) => { clearTimeout(t); resolve({ code, signal, stdout, stderr }); });
     child.stdin.end(input);
@@ -126,11 +128,14 @@ async function browser() {
   return browserPromise;
 }
 export async function closeBrowser() {
+  if (esbuildModule) await (await esbuildModule).stop?.();
   if (!browserPromise) return;
   const { context, userDataDir } = await browserPromise;
-  try { await context.close(); } catch { /* already gone */ }
+  // A Chromium that died under us must not keep the test process waiting.
+  try { await within(10000, context.close(), 'closing Chromium'); } catch { /* already gone */ }
   fs.rmSync(userDataDir, { recursive: true, force: true });
 }
+let esbuildModule = null;
 
 const esbuildWeft = {
   name: 'weft-rpc-from-this-checkout',
@@ -143,7 +148,8 @@ export async function runBrowser(ex) {
   const { dir, files } = writeExample(ex, 'main.js');
   const out = path.join(dir, 'out');
   const scripts = files.filter((f) => /\.m?js$/.test(f));
-  const esbuild = await import('esbuild');
+  esbuildModule ??= import('esbuild');
+  const esbuild = await esbuildModule;
   await esbuild.build({
     entryPoints: scripts.map((f) => path.join(dir, f)),
     outdir: out,
@@ -200,12 +206,12 @@ export async function runBrowser(ex) {
   try {
     // The example's module has finished (top-level await included) when the
     // page's dynamic import of it settles; that logs the line `done` waits for.
-    await page.goto(`${origins[0]}/`, { waitUntil: 'load' });
-    await page.evaluate(async (entry) => {
+    await page.goto(`${origins[0]}/`, { waitUntil: 'load', timeout: 15000 });
+    const evaluated = page.evaluate(async (entry) => {
       try { await import(entry); } catch (e) { console.error(`example threw: ${e?.stack ?? e}`); }
       console.log('docs-example: done');
     }, `./${scripts[0]}`);
-    await within(20000, done, `example "${ex.name}" in Chromium`);
+    await within(30000, Promise.all([evaluated, done]), `example "${ex.name}" in Chromium`);
   } finally {
     await page.close();
     await server.close();
@@ -273,12 +279,17 @@ export async function buildCpp(ex) {
 
 
 // ---- shell transcripts against a server -------------------------------------
-/** Resolves once `file` exists (fs.watch on its folder: an event, not a poll loop). */
+/**
+ * Resolves once `file` exists (fs.watch on its folder: an event, not a poll
+ * loop); `stop` closes the watcher when nobody waits any more.
+ */
 function appears(file) {
-  return new Promise((resolve) => {
-    const watcher = fs.watch(path.dirname(file), () => { if (fs.existsSync(file)) { watcher.close(); resolve(); } });
+  let watcher;
+  const promise = new Promise((resolve) => {
+    watcher = fs.watch(path.dirname(file), () => { if (fs.existsSync(file)) { watcher.close(); resolve(); } });
     if (fs.existsSync(file)) { watcher.close(); resolve(); }
   });
+  return { promise, stop: () => watcher.close() };
 }
 
 /** `$ command` lines and the output lines after each. */
@@ -317,13 +328,16 @@ async function withServer(ex, servers, fn) {
   let serverLog = '';
   server.stderr.on('data', (d) => { serverLog += d; });
   const exited = new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })));
+  const up = appears(socket);
   try {
-    await within(15000, Promise.race([appears(socket), exited.then((e) => { throw new Error(`server exited ${e.code}: ${serverLog}`); })]),
+    await within(15000, Promise.race([up.promise, exited.then((e) => { throw new Error(`server exited ${e.code ?? e.signal}: ${serverLog}`); })]),
       `server of example "${ex.name}"`);
     await fn(socket, tmp);
   } finally {
+    up.stop();
     server.kill('SIGTERM');
-    const e = await within(10000, exited, `server of example "${ex.name}" stopping`);
+    const e = await within(10000, exited, `server of example "${ex.name}" stopping`)
+      .catch((err) => { server.kill('SIGKILL'); throw err; });
     fs.rmSync(tmp, { recursive: true, force: true });
     if (which !== 'demo' && e.code !== 0) throw new Error(`server "${which}" exited ${e.code ?? e.signal} on SIGTERM: ${serverLog}`);
   }

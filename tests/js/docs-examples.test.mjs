@@ -53,9 +53,10 @@ for (const ex of all.filter((e) => kindOf(e) === 'server')) servers[ex.name] = b
 // Awaited by their own test; a failed build also fails the transcripts that need it.
 for (const p of Object.values(servers)) p.catch(() => {});
 
+// 5 minutes each: a C++ example compiles Boost.Asio headers on a shared machine.
 for (const ex of all) {
   const kind = kindOf(ex);
-  test(`example "${ex.name}" (${path.relative(ROOT, ex.where)}, ${kind})`, { timeout: 600000 }, async () => {
+  test(`example "${ex.name}" (${path.relative(ROOT, ex.where)}, ${kind})`, { timeout: 300000 }, async () => {
     switch (kind) {
       case 'node': return runNode(ex);
       case 'browser': return runBrowser(ex);
