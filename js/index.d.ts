@@ -135,6 +135,7 @@ export interface ChunkStream<T = unknown> extends AsyncIterableIterator<T> {
   readonly result: Promise<unknown>;
 }
 
+/** Options of one `StreamSink.write()`. */
 export interface WriteOptions {
   /** This is the last chunk. */
   final?: boolean;

@@ -5,7 +5,8 @@
 // name, as in an installed copy), runs them, and throws when they fail or
 // print something other than the example's `output:` block.
 //
-//   js, env=node (default)  node FILE; stdout compared with the output block
+//   js, env=node (default)  node FILE; stdout compared with the output block; harness=FILE
+//                           completes a snippet as for C++ (import lines first)
 //   js, env=browser         esbuild-bundled (weft.wasm copied next to the bundle, as the
 //                           README says), loaded in Debian's Chromium; console.log is the
 //                           output; origins=A,B replaces example origins with the test's two
@@ -104,6 +105,10 @@ function linesMatch(want, got) {
 // ---- js in Node ------------------------------------------------------------
 export async function runNode(ex) {
   const { dir, files } = writeExample(ex, 'main.mjs');
+  if (ex.attrs.harness) {
+    const file = path.join(dir, files[0]);
+    fs.writeFileSync(file, completeSnippet(fs.readFileSync(file, 'utf8'), ex.attrs.harness, '// SNIPPET'));
+  }
   const r = await run(process.execPath, [path.join(dir, files[0])], { cwd: dir, timeout: 30000 });
   if (r.code !== 0) throw new Error(`example "${ex.name}" (${ex.where}) exited ${r.code ?? r.signal}:\n${r.stdout}${r.stderr}`);
   checkOutput(ex, r.stdout);
@@ -233,13 +238,17 @@ function installPrefix() {
   return prefixPromise;
 }
 
-/** Completes a snippet with a harness: #include lines first, the rest at `marker`. */
+/**
+ * Completes a snippet with a harness: its #include (C++) or import (JS) lines
+ * first, the rest at `marker`.
+ */
 function completeSnippet(code, harnessFile, marker) {
   const harness = fs.readFileSync(path.join(HARNESS, harnessFile), 'utf8');
   const line = new RegExp(`^${marker}$`, 'm');  // the marker alone on its line
   if (!line.test(harness)) throw new Error(`${harnessFile} has no "${marker}" line`);
-  const includes = code.split('\n').filter((l) => /^\s*#\s*include/.test(l)).join('\n');
-  const rest = code.split('\n').filter((l) => !/^\s*#\s*include/.test(l)).join('\n');
+  const head = /^\s*(#\s*include|import\s)/;
+  const includes = code.split('\n').filter((l) => head.test(l)).join('\n');
+  const rest = code.split('\n').filter((l) => !head.test(l)).join('\n');
   return `${includes}\n${harness.replace(line, () => rest)}`;
 }
 
