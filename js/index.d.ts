@@ -439,9 +439,13 @@ export declare function selfTransport(options?: PostMessageTransportOptions): Po
 /** What webSocketTransport needs: the browser's WebSocket, or npm `ws`'s. */
 export interface WebSocketLike {
   readonly readyState: number;
+  /** Sends one text frame. */
   send(data: string): void;
+  /** Closes the connection. */
   close(code?: number, reason?: string): void;
+  /** Listens for open, message and close events. */
   addEventListener(type: 'open' | 'message' | 'close', listener: (event: any) => void): void;
+  /** Stops listening. */
   removeEventListener(type: 'open' | 'message' | 'close', listener: (event: any) => void): void;
 }
 /** The transports that own a connection: destroy() closes it; onClose always exists. */
