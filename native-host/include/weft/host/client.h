@@ -57,22 +57,27 @@
 
 namespace weft::host {
 
+// What a call came to: a result, an error answer, or a local failure.
 struct Outcome {
+  // Which of those, and the status of this outcome.
   enum class Status { Ok, RemoteError, ConnectFailed, Timeout, Cancelled };
   Status status = Status::Ok;
   json result;          // Ok
   Error error;          // RemoteError: the server's error; otherwise why the call failed
                         // (-32002 ConnectFailed, -32001 Timeout, -32800 Cancelled)
   int attempts = 0;     // connection attempts (one-shot call/notify) or sends (Client)
+  // True when a result came back.
   bool ok() const { return status == Status::Ok; }
   // CLI exit codes: 0 ok, 1 error response (or cancelled), 3 connection failure, 4 timeout.
   int exit_code() const;
 };
 
+// How a Client connects, frames, limits, retries and logs.
 struct ClientConfig {
   std::string address;             // see above; a bad address fails each call with -32602
   std::optional<Framing> framing;  // byte transports; nullopt → transport.h's default
   CodecKind codec = CodecKind::Json;  // ws: MessagePack travels in binary frames
+  // Frame size, header size and read timeout of byte transports (framing.h).
   FramingLimits framing_limits;
   CodecLimits codec_limits;        // max_depth accepted in what the server sends
   PeerLimits peer_limits;          // max_pending: calls in flight on one connection
@@ -94,6 +99,7 @@ struct ClientConfig {
   bool verbose = false;            // also log each reconnect / retry
 };
 
+// Options of one Client call: its timeout, and whether it may be retried.
 struct CallPolicy {
   std::optional<Millis> timeout;   // whole call; nullopt → ClientConfig::default_timeout
   // Idempotent calls only: send again after the connection dropped, or after
@@ -106,12 +112,17 @@ struct CallPolicy {
 };
 
 using CallId = std::uint64_t;  // a Client's handle for one call (not the wire id)
+// Receives a call's Outcome, once.
 using Completion = std::function<void(Outcome)>;
 
+// A persistent client: one connection (re)opened as needed, many calls in
+// flight on it, run on the caller's io_context (see the top of this file).
 class Client {
  public:
+  // Where the connection is.
   enum class State { Idle, Connecting, Open, Closed };
 
+  // A client on `io`; it connects at the first call (or connect()).
   Client(boost::asio::io_context& io, ClientConfig config);
   ~Client();
   Client(const Client&) = delete;
@@ -137,6 +148,7 @@ class Client {
   // (the next call connects) unless `for_good`.
   void close(bool for_good = true);
 
+  // Where the connection is now.
   State state() const;
   std::size_t pending() const;   // calls not settled yet
   std::uint64_t connections() const;  // connections established so far
@@ -145,6 +157,7 @@ class Client {
   // Connection events, e.g. for logs: true when one opens, false when it closes.
   std::function<void(bool open, const std::string& why)> on_connection;
 
+  // The io_context it runs on.
   boost::asio::io_context& context();
 
  private:
@@ -171,11 +184,14 @@ auto async_call(Client& client, std::string method, std::optional<json> params, 
 // an io_context and runs it inside each blocking call.
 class BlockingClient {
  public:
+  // A client with its own io_context, run by the calls below.
   explicit BlockingClient(ClientConfig config);
   ~BlockingClient();
+  // The Client inside, and the io_context it runs on.
   Client& client() { return *client_; }
   boost::asio::io_context& context() { return io_; }
 
+  // Makes the call and runs the loop until its Outcome is in.
   Outcome call(const std::string& method, const std::optional<json>& params, CallPolicy policy = {});
   // Ok once the notification is written (the connection is closed then).
   Outcome notify_and_close(const std::string& method, const std::optional<json>& params,
@@ -190,7 +206,9 @@ class BlockingClient {
 
 // ---- One-shot calls (the CLI's `weft call`, scripts) ------------------------
 
+// Where a one-shot call connects.
 struct Endpoint {
+  // A Unix socket, TCP, a child process, or any address string; which one.
   enum class Kind { Unix, Tcp, Exec, Address };
   Kind kind = Kind::Unix;
   std::string path;          // Unix
@@ -201,9 +219,12 @@ struct Endpoint {
   std::string text() const;  // as an address string
 };
 
+// Options of one one-shot call() or notify().
 struct ClientOptions {
+  // Where to connect.
   Endpoint endpoint;
   std::optional<Framing> framing;  // nullopt → lsp for Exec, len32be for sockets
+  // The codec; the server must use the same.
   CodecKind codec = CodecKind::Json;
   CodecLimits codec_limits;        // max_depth: nesting accepted in the reply (codec.h)
   std::optional<Millis> timeout;   // the whole call: connecting, retries, answer
@@ -214,6 +235,7 @@ struct ClientOptions {
   bool verbose = false;            // log retries to stderr
 };
 
+// The persistent client's configuration for these one-shot options.
 ClientConfig to_config(const ClientOptions& options);
 
 // Connects, sends one request, waits for its response.
