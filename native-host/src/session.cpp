@@ -71,7 +71,10 @@ void Session::on_diagnostic(const Diagnostic& d) {
   log(d.message);
 }
 
-void Session::start() { do_read(); }
+void Session::start() {
+  do_read();
+  rearm();  // the idle timeout runs from the start
+}
 
 void Session::do_read() {
   if (reading_ || closed_ || eof_ || draining_) return;
