@@ -7,6 +7,8 @@
 //    responses as it sent requests, none with id null);
 //  * every response names an id that was sent;
 //  * each of our own calls completes exactly once;
+//  * streamed results (docs/streams.md): never more $/weft/chunk than the
+//    credit granted, in sequence, none after the answer;
 //  * after close nothing is pending or in flight.
 //
 // Input: byte 0 picks the framing (bits 0-1), the codec (bit 2; JSON under
@@ -15,14 +17,16 @@
 // mode the rest is read as operations: clean requests (ids from 1e9 upward,
 // each used once), notifications, batches, answers to our calls,
 // $/cancelRequest, parked async answers, our own calls and cancels, clock
-// steps, and "noise" frames (fuzzer bytes, correctly framed so that they
+// steps, streamed calls ($/weft/open + request) and credit grants, and "noise" frames (fuzzer bytes, correctly framed so that they
 // cannot swallow the clean frames after them). In raw mode the rest is the
 // byte stream itself and only the close-time invariants apply.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -66,6 +70,12 @@ struct Wire : FrameHandler {
   std::unique_ptr<FrameDecoder> dec;
   std::unique_ptr<Codec> codec;
   std::map<std::int64_t, int> clean_answers;  // clean id → responses seen
+  std::map<std::int64_t, std::uint64_t> credit;  // stream id → credit granted so far
+  struct Seen {
+    std::uint64_t chunks = 0;
+    std::optional<std::uint64_t> last_seq;
+  };
+  std::map<std::int64_t, Seen> chunks;
   std::set<std::string> sent_ids;             // every id the fuzzer sent (to_string)
   std::size_t responses = 0, null_responses = 0;
   bool noise = false;
@@ -83,6 +93,7 @@ struct Wire : FrameHandler {
     if (!doc.ok()) fail("the peer wrote an undecodable frame", doc.error().message);
     Incoming in = classify(*doc);
     for (const Item& item : in.items) {
+      if (auto* n = std::get_if<Notification>(&item); n && n->method == "$/weft/chunk" && !raw) chunk(*n);
       const Response* r = std::get_if<Response>(&item);
       if (!r) continue;  // our own requests and cancel notifications
       ++responses;
@@ -98,6 +109,19 @@ struct Wire : FrameHandler {
       if (!sent_ids.count(r->id.to_string())) fail("response for an id never sent", r->id.to_string());
     }
   }
+  void chunk(const Notification& n) {
+    if (!n.params || !n.params->is_object()) fail("a chunk without params");
+    const json& p = *n.params;
+    if (!p.contains("id") || !p["id"].is_number_integer() || p["id"].get<std::int64_t>() < kCleanBase) return;
+    const std::int64_t id = p["id"].get<std::int64_t>();
+    if (!credit.count(id)) fail("a chunk for a request that opened no stream", std::to_string(id));
+    if (clean_answers.count(id)) fail("a chunk after the answer", std::to_string(id));
+    Seen& s = chunks[id];
+    if (++s.chunks > credit[id]) fail("more chunks than credit granted", std::to_string(id));
+    const std::uint64_t seq = p.value("seq", std::uint64_t(0));
+    if (s.last_seq && seq != *s.last_seq + 1) fail("chunks out of sequence", std::to_string(id));
+    s.last_seq = seq;
+  }
   void on_frame_error(const FrameError& e) override { fail("the peer wrote a bad frame", e.error.message); }
 };
 
@@ -111,7 +135,11 @@ bool note_noise_ids(const Codec& codec, std::string_view payload, Wire& wire) {
     const Id* id = nullptr;
     if (auto* r = std::get_if<Request>(&item)) id = &r->id;
     if (auto* bad = std::get_if<Invalid>(&item)) id = &bad->id;
-    if (auto* n = std::get_if<Notification>(&item); n && n->method == "$/cancelRequest") continue;
+    if (auto* n = std::get_if<Notification>(&item)) {
+      // Stream control in noise would change the credit the oracle counts.
+      if (n->method == "$/weft/open" || n->method == "$/weft/credit") return false;
+      continue;
+    }
     if (!id) continue;
     // Clean ids are Int; a Number/Uint spelling of the same value is as bad.
     if (clean_id(*id)) return false;
@@ -151,6 +179,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   register_demo_methods(peer);
   std::vector<Reply> parked;  // an async method answered when the input says so
   peer.method("park", MethodHandler([&](json, Reply r, const CallInfo&) { parked.push_back(std::move(r)); }));
+  // Streams its answer in params[0] chunks when the caller opened a stream
+  // (writes beyond the credit queue up; the answer follows them).
+  peer.method("stream", MethodHandler([](json params, Reply r, const CallInfo&) {
+    const int k = params.is_array() && !params.empty() && params[0].is_number_integer() ? params[0].get<int>() % 6 : 0;
+    if (r.streaming())
+      for (int i = 0; i < k; ++i) (void)r.write(i, i == k - 1);
+    r.ok("done");
+  }));
 
   // Our own calls: each completion counted.
   std::map<std::int64_t, int> completions;
@@ -213,7 +249,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   while (!in.empty()) {
     const std::uint8_t op = in.byte(), arg = in.byte();
-    switch (op % 12) {
+    switch (op % 14) {
       case 0:
       case 1: frame(clean_request(arg)); break;
       case 2: frame(clean_notification(arg)); break;
@@ -256,6 +292,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         flush();
         if (!ours.empty()) peer.cancel(ours[arg % ours.size()]);
         break;
+      case 12: {  // a streamed call: $/weft/open (maybe without credit), then the request
+        const std::int64_t id = next_clean++;
+        clean_sent.insert(id);
+        const std::uint64_t c = arg % 3;
+        wire.credit[id] = c;
+        json open = {{"id", id}, {"credit", c}};
+        if (arg & 8) open["progress"] = true;
+        frame(json{{"jsonrpc", "2.0"}, {"method", "$/weft/open"}, {"params", open}});
+        frame(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "stream"}, {"params", json::array({arg >> 4})}});
+        break;
+      }
+      case 13: {  // more credit for a stream
+        if (wire.credit.empty()) break;
+        auto it = std::next(wire.credit.begin(), arg % wire.credit.size());
+        const std::uint64_t n = (arg >> 3) % 4;
+        it->second += n;
+        frame(json{{"jsonrpc", "2.0"}, {"method", "$/weft/credit"}, {"params", {{"id", it->first}, {"credit", n}}}});
+        break;
+      }
       default: {  // noise: fuzzer bytes in a well-formed frame
         std::string payload = in.bytes(arg);
         if (framing == Framing::Ndjson)
@@ -267,6 +322,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
     }
+  }
+  // Enough credit for every stream, so that queued chunks and answers go out.
+  for (auto& [id, c] : wire.credit) {
+    c += 64;
+    frame(json{{"jsonrpc", "2.0"}, {"method", "$/weft/credit"}, {"params", {{"id", id}, {"credit", 64}}}});
   }
   flush();
   conn.finish(now);

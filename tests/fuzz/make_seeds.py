@@ -78,7 +78,7 @@ put('fuzz_framing', 'lsp-headers', bytes([0 | (7 << 2) | (7 << 5)]) + chunks(
 
 # fuzz_peer: [selector][op, arg]...; raw mode (bit 3) is the byte stream itself.
 ops = bytes([0, 2, 1, 3, 2, 1, 3, 5, 0, 1, 1, 0, 1, 2, 0, 4, 1, 4, 2, 5, 1, 6, 1, 7, 30,
-             8, 5, 9, 0, 10, 12]) + b'{"jsonrpc":' + bytes([11, 3]) + b'[1]' + bytes([7, 200])
+             8, 5, 9, 0, 12, 0x35, 13, 0x09, 12, 0x21, 12, 0x5a, 13, 0x1b, 10, 12]) + b'{"jsonrpc":' + bytes([11, 3]) + b'[1]' + bytes([7, 200])
 for f in range(4):
     for codec in (0, 4):
         if f == 1 and codec: continue
