@@ -102,9 +102,12 @@ struct Server::Impl {
     cfg.name = std::move(name);
     cfg.eof_grace = opts.grace_ms;
     cfg.max_queued_output = opts.max_output;
-    cfg.write_timeout = opts.write_timeout;
-    cfg.idle_timeout = opts.idle_timeout;
-    cfg.close_on_frame_timeout = opts.close_on_frame_timeout;
+    // The cut-offs are for socket clients, any number of them and not
+    // trusted; stdio has one client, the parent that started us, and keeps the
+    // core's rules (docs/framing.md F3: a timed-out frame is only discarded).
+    cfg.write_timeout = stdio ? 0 : opts.write_timeout;
+    cfg.idle_timeout = stdio ? 0 : opts.idle_timeout;
+    cfg.close_on_frame_timeout = !stdio && opts.close_on_frame_timeout;
     cfg.log = opts.log;
     auto s = std::make_shared<Session>(io, std::move(in), std::move(out), std::move(cfg));
     install(s->peer());

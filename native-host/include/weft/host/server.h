@@ -82,7 +82,8 @@ struct ServerOptions {
   // size, nesting, batch and in-flight limits are in framing_limits,
   // codec_limits and peer_limits above). 0 turns a timeout off.
   // Connections beyond max_connections are answered one error response
-  // (-32003, id null) and closed at once.
+  // (-32003, id null) and closed at once. The timeouts below apply to socket
+  // connections; stdio (one trusted client, the parent) has none of them.
   std::size_t max_connections = 1000;
   // Reading from a connection pauses while this many bytes of answers wait to
   // be written (the client reads slowly or not at all).
