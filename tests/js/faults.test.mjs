@@ -94,7 +94,7 @@ test('a port closed with calls pending: each rejects once with -32002, answered 
 const TOTAL = Number(process.env.WEFT_FAULT_CALLS ?? 300_000);
 const WINDOW = 5000; // calls in flight at once
 
-test(`${TOTAL.toLocaleString('en')} calls with random cancellation: each settles once, right answer or -32800; heap flat`, T, async (t) => {
+test(`${TOTAL.toLocaleString('en')} calls with random cancellation: each settles once, right answer or -32800; heap flat`, { timeout: Math.max(120000, TOTAL * 0.6) }, async (t) => {
   await ready;
   const { port1, port2 } = new MessageChannel();
   const a = new Peer(portTransport(port1), { timeout: 0 });
