@@ -230,9 +230,9 @@ struct Server::Impl {
     signals->async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       if (!stopping) {
+        stop();  // first: once this line is logged, new connections are refused
         log(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", finishing in-flight requests");
-        stop();
       } else {
         log("second signal, closing now");
         force_close();

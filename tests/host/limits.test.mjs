@@ -2,7 +2,7 @@
 // each limit cuts off or refuses the offender, with the documented error, and
 // the other clients keep being served.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -17,8 +17,9 @@ after(() => {
 let n = 0;
 const sockPath = () => path.join(tmp.dir, `l${++n}.sock`);
 
-export const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
-export const fdCount = (pid) => readdirSync(`/proc/${pid}/fd`).length;
+// Under ASan (WEFT_SANITIZED=1) freed memory sits in a quarantine: RSS bounds get 4x the room.
+const SLACK = process.env.WEFT_SANITIZED === '1' ? 4 : 1;
+const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 
 // Resolves once the server's stderr matches `re` (it logs every cut-off).
 function logged(srv, re, ms = 10000) {
@@ -112,7 +113,7 @@ describe('weft serve limits', () => {
       socket.write(encodeFrame('len32be', JSON.stringify({ jsonrpc: '2.0', id: i, method: 'echo', params: [big] })));
     await logged(srv, /client not reading\); closing/);
     assert.equal((await ping(p)).status, 'ok');
-    assert.ok(rssKb(srv.pid) - base < 32 * 1024, 'queued output stays bounded by --max-output');
+    assert.ok(rssKb(srv.pid) - base < 32 * 1024 * SLACK, 'queued output stays bounded by --max-output');
     socket.resume();
     await within(5000, closed(socket), 'the non-reader is disconnected');
     srv.kill('SIGTERM');
@@ -124,18 +125,18 @@ describe('weft serve limits', () => {
     const srv = await startServer(['serve', '--unix', p, '--demo', '--max-in-flight', '8']);
     const base = rssKb(srv.pid);
     const { socket, client } = await connectUnix(p);
-    const order = [];
-    const slow = Array.from({ length: 8 }, () =>
-      client.request('sleep', { ms: 1500 }).then((r) => order.push('slow') && r),
-    );
-    const flood = Array.from({ length: 20000 }, () =>
-      client.request('sleep', { ms: 1500 }).then((r) => order.push('flood') && r),
-    );
-    const answers = await within(15000, Promise.all(flood), 'flood answered');
+    // Eight calls that would run for a minute take every slot.
+    const slow = Array.from({ length: 8 }, () => client.request('sleep', { ms: 60000 }));
+    let slowDone = 0;
+    for (const p of slow) p.then(() => slowDone++);
+    const flood = Array.from({ length: 20000 }, () => client.request('sleep', { ms: 60000 }));
+    const answers = await within(30000, Promise.all(flood), 'flood answered');
     for (const r of answers) assert.equal(r.error.code, -32003);
-    assert.ok(!order.includes('slow'), 'every -32003 came before the first admitted call finished');
-    assert.ok(rssKb(srv.pid) - base < 32 * 1024, `RSS grew ${rssKb(srv.pid) - base} kB`);
-    for (const r of await within(5000, Promise.all(slow), 'admitted calls')) assert.equal(r.result, 1500);
+    assert.equal(slowDone, 0, 'every -32003 came while the admitted calls were still running');
+    assert.ok(rssKb(srv.pid) - base < 32 * 1024 * SLACK, `RSS grew ${rssKb(srv.pid) - base} kB`);
+    // The admitted ones are still served: cancelled, each answered -32800.
+    slow.forEach((_, i) => client.notify('$/cancelRequest', { id: i + 1 }));
+    for (const r of await within(5000, Promise.all(slow), 'admitted calls')) assert.equal(r.error.code, -32800);
     socket.destroy();
     srv.kill('SIGTERM');
     await within(8000, srv.exited);
@@ -160,7 +161,7 @@ describe('weft serve limits', () => {
     const r2 = await l.next('answer to the header');
     assert.equal(r2.error.code, -32600);
     assert.match(r2.error.message, /exceeds max_frame 1000/);
-    assert.ok(rssKb(srv.pid) - base < 4096, 'no buffer grew');
+    assert.ok(rssKb(srv.pid) - base < 4096 * SLACK, 'no buffer grew');
     for (const s of [len.socket, l.socket]) s.destroy();
     srv.kill('SIGTERM');
     srvLsp.kill('SIGTERM');
