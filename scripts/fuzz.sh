@@ -4,6 +4,7 @@
 #
 #   scripts/fuzz.sh SECONDS [TARGET...]   each target for SECONDS (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh 0 ...     each target for N executions instead
+#                                          (with SECONDS > 0: whichever comes first)
 #   FUZZ_MAX_LEN=N                         longest input (default 65536; fuzz_peer 1024:
 #                                          its inputs are operation lists, and shorter
 #                                          lists buy many more executions)
@@ -33,6 +34,8 @@ for name in "${targets[@]}"; do
   mkdir -p "$work"
   [ -d "$seeds" ] || { echo "fuzz: no seed corpus $seeds" >&2; exit 1; }
   if [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); what="$FUZZ_RUNS runs"
+    # Both given: whichever comes first.
+    if [ "$SECONDS_PER_TARGET" != 0 ]; then limit+=(-max_total_time="$SECONDS_PER_TARGET"); what+=" or ${SECONDS_PER_TARGET}s"; fi
   else limit=(-max_total_time="$SECONDS_PER_TARGET"); what="${SECONDS_PER_TARGET}s"; fi
   max_len=${FUZZ_MAX_LEN:-$([ "$name" = fuzz_peer ] && echo 1024 || echo 65536)}
   echo "fuzz: $name for $what"
