@@ -1,21 +1,51 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang 14 (ASan + UBSan) and runs each for
-# a bounded time: fuzz.sh [SECONDS per target, default 60].
+# Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang 14 under
+# ASan + UBSan and runs each, one after the other, single process:
+#
+#   scripts/fuzz.sh SECONDS [TARGET...]   each target for SECONDS (default 60)
+#   FUZZ_RUNS=N scripts/fuzz.sh 0 ...     each target for N executions instead
+#                                          (with SECONDS > 0: whichever comes first)
+#   FUZZ_MAX_LEN=N                         longest input (default 65536; fuzz_peer 1024:
+#                                          its inputs are operation lists, and shorter
+#                                          lists buy many more executions)
+#
+# Seeds come from tests/fuzz/corpus/<target>/ (committed; read only); what the
+# run discovers goes to build-fuzz/corpus/<target>/. A crash leaves its input
+# in build-fuzz/ (crash-*) and fails the script with the log's tail. The
+# executions and speed of each run are printed (docs/reliability.md records
+# the long run made with FUZZ_RUNS=10000000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET=${1:-60}
+shift || true
 FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DWEFT_FUZZ=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_HOST=OFF -DCMAKE_CXX_FLAGS="$FLAGS" >/dev/null
+  -DWEFT_FUZZ=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_HOST=OFF -DWEFT_INSTALL=OFF \
+  -DCMAKE_CXX_FLAGS="$FLAGS" >/dev/null
 cmake --build build-fuzz -j"${JOBS:-2}"
-mkdir -p build-fuzz/corpus
-for bin in build-fuzz/tests/fuzz/fuzz_*; do
-  [ -x "$bin" ] || continue
-  name=$(basename "$bin")
-  mkdir -p "build-fuzz/corpus/$name"
-  echo "fuzz: $name for ${SECONDS_PER_TARGET}s"
-  UBSAN_OPTIONS=halt_on_error=1 "$bin" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 \
-    -max_len=65536 "build-fuzz/corpus/$name" 2>"build-fuzz/$name.log" \
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for bin in build-fuzz/tests/fuzz/fuzz_*; do [ -x "$bin" ] && targets+=("$(basename "$bin")"); done
+fi
+for name in "${targets[@]}"; do
+  bin=build-fuzz/tests/fuzz/$name
+  seeds=tests/fuzz/corpus/$name
+  work=build-fuzz/corpus/$name
+  mkdir -p "$work"
+  [ -d "$seeds" ] || { echo "fuzz: no seed corpus $seeds" >&2; exit 1; }
+  if [ -n "${FUZZ_RUNS:-}" ]; then limit=(-runs="$FUZZ_RUNS"); what="$FUZZ_RUNS runs"
+    # Both given: whichever comes first.
+    if [ "$SECONDS_PER_TARGET" != 0 ]; then limit+=(-max_total_time="$SECONDS_PER_TARGET"); what+=" or ${SECONDS_PER_TARGET}s"; fi
+  else limit=(-max_total_time="$SECONDS_PER_TARGET"); what="${SECONDS_PER_TARGET}s"; fi
+  max_len=${FUZZ_MAX_LEN:-$([ "$name" = fuzz_peer ] && echo 1024 || echo 65536)}
+  echo "fuzz: $name for $what"
+  start=$(date +%s)
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$bin" "${limit[@]}" -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
+    -artifact_prefix=build-fuzz/ "$work" "$seeds" 2>"build-fuzz/$name.log" \
     || { tail -40 "build-fuzz/$name.log"; exit 1; }
-  grep -E "^(#[0-9]+.*DONE|Done)" "build-fuzz/$name.log" | tail -1 || true
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$name.log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "build-fuzz/$name.log" | tail -1)
+  echo "fuzz: $name ${execs:-?} executions in $(( $(date +%s) - start ))s, ${cov:-no coverage line}," \
+       "corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds"
 done

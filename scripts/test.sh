@@ -46,5 +46,25 @@ if compgen -G "tests/browser/*.test.mjs" >/dev/null; then
   node --test --test-concurrency=1 tests/browser/
 fi
 
+# The native suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (leaks included): every ctest case and the host tests against the
+# sanitized CLI. The host runs one thread (Asio io_context, no worker threads),
+# so there is no ThreadSanitizer run. WEFT_SKIP_SANITIZE=1 skips the step.
+if [ "${WEFT_SKIP_SANITIZE:-0}" != 1 ]; then
+  echo "== sanitizers: ASan + UBSan build (build-asan), ctest and the host tests"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DWEFT_SANITIZE=address,undefined -DWEFT_INSTALL=OFF >/dev/null
+  cmake --build build-asan -j"$JOBS"
+  # A small quarantine: tests that bound memory by RSS (1 GiB through a slow
+  # consumer, the host's flood and fault tests) would otherwise see ASan's
+  # 256 MB of held-back frees.
+  export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:quarantine_size_mb=16
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  (cd build-asan && ctest --output-on-failure -j"$JOBS")
+  WEFT_BIN="$PWD/build-asan/native-host/weft" WEFT_SANITIZED=1 \
+    node --test --test-concurrency=1 tests/host/*.test.mjs
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
 echo "== fuzzing (bounded)"
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

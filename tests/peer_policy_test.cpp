@@ -146,6 +146,10 @@ TEST_CASE("Role::Server ignores incoming responses and serves requests", "[polic
     CHECK(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","method":"up","id":1})"});
     CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage,
                                                    Diagnostic::Kind::IgnoredMessage});
+    // Closing settles the call (kClosed): do it while `settled` still exists
+    // (found by ASan: the loop's Peer outlives this section).
+    l.peer->close();
+    CHECK(settled);
   }
   SECTION("requests are served") {
     l.in(R"({"jsonrpc":"2.0","method":"echo","params":[1],"id":1})");

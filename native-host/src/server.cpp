@@ -46,6 +46,10 @@ struct Server::Impl {
   std::list<TcpListener> tcp_listeners;
   std::unique_ptr<detail::WebService> ws, http;  // net/: WebSocket, Streamable HTTP
   std::optional<boost::asio::signal_set> signals;
+  // Bounds every exit: at grace_ms after stop() whatever is still open is
+  // closed, whether or not its own drain timer managed to.
+  std::optional<boost::asio::steady_timer> stop_deadline;
+  std::size_t refused = 0;
   std::uint64_t next_id = 1;
   bool stopping = false;
   bool finished = false;
@@ -97,6 +101,13 @@ struct Server::Impl {
     cfg.conn.peer_limits = opts.peer_limits;
     cfg.name = std::move(name);
     cfg.eof_grace = opts.grace_ms;
+    cfg.max_queued_output = opts.max_output;
+    // The cut-offs are for socket clients, any number of them and not
+    // trusted; stdio has one client, the parent that started us, and keeps the
+    // core's rules (docs/framing.md F3: a timed-out frame is only discarded).
+    cfg.write_timeout = stdio ? 0 : opts.write_timeout;
+    cfg.idle_timeout = stdio ? 0 : opts.idle_timeout;
+    cfg.close_on_frame_timeout = !stdio && opts.close_on_frame_timeout;
     cfg.log = opts.log;
     auto s = std::make_shared<Session>(io, std::move(in), std::move(out), std::move(cfg));
     install(s->peer());
@@ -131,6 +142,11 @@ struct Server::Impl {
         boost::system::error_code ignored;
         socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       }
+      if (opts.max_connections && sessions.size() >= opts.max_connections) {
+        refuse(socket, framing);
+        accept(l, framing, kind);
+        return;
+      }
       boost::system::error_code rec;
       int fd = socket.release(rec);
       if (!rec && fd >= 0) {
@@ -141,9 +157,36 @@ struct Server::Impl {
     });
   }
 
+  // Over the connection limit: one id-null -32003 answer, written without
+  // waiting (a fresh socket's buffer has room for it), then the socket closes.
+  template <class Socket>
+  void refuse(Socket& socket, Framing framing) {
+    if (refused++ % 1000 == 0)
+      log("connection limit (" + std::to_string(opts.max_connections) + ") reached; refusing connections (" +
+          std::to_string(refused) + " so far)");
+    Outgoing out;
+    out.messages.push_back(Response{Id::null(), Error(code::kOverloaded,
+                                                      "Server overloaded: too many connections (max " +
+                                                          std::to_string(opts.max_connections) + ")")});
+    std::string body, frame;
+    make_codec(opts.codec)->encode(out, body);
+    encode_frame(opts.framing.value_or(framing), body, frame);
+    boost::system::error_code ec;
+    socket.non_blocking(true, ec);
+    socket.write_some(boost::asio::buffer(frame), ec);
+    socket.close(ec);
+  }
+
   void stop() {
     if (stopping) return;
     stopping = true;
+    stop_deadline.emplace(io);
+    stop_deadline->expires_after(std::chrono::milliseconds(opts.grace_ms + 50));
+    stop_deadline->async_wait([this](const boost::system::error_code& ec) {
+      if (ec || finished) return;
+      if (!sessions.empty()) log("grace period over; closing the remaining connections");
+      force_close();
+    });
     boost::system::error_code ec;
     for (auto& l : unix_listeners) {
       l.acceptor.close(ec);
@@ -175,6 +218,7 @@ struct Server::Impl {
     if (finished) return;
     finished = true;
     for (auto& l : unix_listeners) detail::remove_socket_file(l.file);
+    if (stop_deadline) stop_deadline->cancel();
     if (signals) {
       boost::system::error_code ec;
       signals->cancel(ec);
@@ -186,9 +230,9 @@ struct Server::Impl {
     signals->async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
       if (!stopping) {
+        stop();  // first: once this line is logged, new connections are refused
         log(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", finishing in-flight requests");
-        stop();
       } else {
         log("second signal, closing now");
         force_close();

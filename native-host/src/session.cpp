@@ -6,7 +6,6 @@
 #include <cerrno>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 
 #include "weft/host/server.h"
 
@@ -39,9 +38,10 @@ Session::Session(boost::asio::io_context& io, Fd in, std::optional<Fd> out, Sess
     }
   };
   if (!opts.diagnostic) {
-    opts.diagnostic = [this](const Diagnostic& d) { log(d.message); };
+    opts.diagnostic = [this](const Diagnostic& d) { on_diagnostic(d); };
   }
   conn_ = std::make_unique<Connection>(std::move(opts));
+  last_read_ = last_progress_ = now_ms();
 }
 
 Session::~Session() = default;
@@ -50,7 +50,31 @@ void Session::log(const std::string& line) {
   if (cfg_.log) cfg_.log(cfg_.name + ": " + line);
 }
 
-void Session::start() { do_read(); }
+void Session::on_diagnostic(const Diagnostic& d) {
+  // docs/framing.md F3: the decoder reports an expired partial frame as
+  // "read timeout: ..." and keeps the connection; the server closes it
+  // instead, or a client trickling bytes would hold it forever.
+  if (cfg_.close_on_frame_timeout && d.kind == Diagnostic::Kind::BadFrame &&
+      d.message.rfind("read timeout", 0) == 0)
+    frame_timed_out_ = true;
+  // A cancelled request whose handler answers anyway (every `sleep` cut short
+  // by a close): expected, and one line each would flood the log.
+  if (d.kind == Diagnostic::Kind::LateReply) {
+    ++late_replies_;
+    return;
+  }
+  if (log_lines_ >= cfg_.max_log_lines) {
+    ++log_dropped_;
+    return;
+  }
+  ++log_lines_;
+  log(d.message);
+}
+
+void Session::start() {
+  do_read();
+  rearm();  // the idle timeout runs from the start
+}
 
 void Session::do_read() {
   if (reading_ || closed_ || eof_ || draining_) return;
@@ -65,7 +89,10 @@ void Session::do_read() {
 void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
   reading_ = false;
   if (closed_) return;
-  if (n > 0) pass([&] { conn_->feed(std::string_view(rbuf_.data(), n), now_ms()); });
+  if (n > 0) {
+    last_read_ = now_ms();
+    pass([&] { conn_->feed(std::string_view(rbuf_.data(), n), last_read_); });
+  }
   if (closed_) return;
   if (ec) {
     if (ec == boost::asio::error::eof) {
@@ -113,36 +140,55 @@ void Session::flush() {
   if (closed_ || writing_ || pending_.empty()) return;
   writing_ = true;
   wbuf_.swap(pending_);  // pending_ takes wbuf_'s (cleared) capacity
-  // Asio's default completion condition hands at most 64 KiB to each system
-  // call, so a 64 KiB answer took two writes and a trip through the reactor
-  // between them; offer everything that is left at once instead.
-  const std::size_t size = wbuf_.size();
-  boost::asio::async_write(out(), boost::asio::buffer(wbuf_),
-                    [size](const boost::system::error_code& ec, std::size_t done) -> std::size_t {
-                      return ec ? 0 : size - done;
-                    },
-                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                      self->on_write(ec);
-                    });
+  woff_ = 0;
+  last_progress_ = now_ms();
+  write_some();
 }
 
-void Session::on_write(const boost::system::error_code& ec) {
-  writing_ = false;
-  wbuf_.clear();
-  if (closed_) return;
+// One write_some at a time rather than async_write: every byte the OS accepts
+// is progress, and the write timeout measures the time without any. Each
+// offers all that is left (not Asio's 64 KiB per call), so a large answer
+// still goes out in as few system calls as the socket allows.
+void Session::write_some() {
+  out().async_write_some(boost::asio::buffer(wbuf_.data() + woff_, wbuf_.size() - woff_),
+                         [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                           self->on_write(ec, n);
+                         });
+}
+
+void Session::on_write(const boost::system::error_code& ec, std::size_t n) {
+  if (closed_) {
+    writing_ = false;
+    return;
+  }
   if (ec) {
+    writing_ = false;
     fail("write: " + ec.message());
     return;
   }
+  woff_ += n;
+  if (n > 0) last_progress_ = now_ms();
+  if (woff_ < wbuf_.size()) {
+    write_some();
+    return;
+  }
+  writing_ = false;
+  wbuf_.clear();
   flush();
   check_drain();
   do_read();  // resumes reading if output backpressure paused it
+  rearm();
 }
 
 void Session::rearm() {
   if (closed_) return;
   std::optional<Millis> d = conn_->next_deadline();
-  if (drain_deadline_ && (!d || *drain_deadline_ < *d)) d = drain_deadline_;
+  auto earliest = [&d](Millis t) {
+    if (!d || t < *d) d = t;
+  };
+  if (drain_deadline_) earliest(*drain_deadline_);
+  if (writing_ && cfg_.write_timeout) earliest(last_progress_ + cfg_.write_timeout);
+  if (cfg_.idle_timeout && idle() && !eof_) earliest(last_read_ + cfg_.idle_timeout);
   if (!d) return;
   // Lazy: a timer armed earlier than needed just fires, advances, re-arms.
   if (armed_ && *armed_ <= *d) return;
@@ -162,7 +208,21 @@ void Session::on_timer() {
     close(Error(code::kClosed, "server shutting down"));
     return;
   }
+  if (writing_ && cfg_.write_timeout && now - last_progress_ >= cfg_.write_timeout) {
+    fail("no output accepted for " + std::to_string(cfg_.write_timeout) + " ms with " +
+         std::to_string(wbuf_.size() - woff_ + pending_.size()) +
+         " bytes queued (client not reading); closing");
+    return;
+  }
+  if (cfg_.idle_timeout && idle() && !eof_ && now - last_read_ >= cfg_.idle_timeout) {
+    fail("idle for " + std::to_string(cfg_.idle_timeout) + " ms; closing");
+    return;
+  }
   pass([&] { conn_->advance(now); });
+  if (frame_timed_out_ && !closed_) {
+    // The decoder has logged the timeout (docs/framing.md F3).
+    fail("partial frame not completed within the frame read timeout; closing");
+  }
 }
 
 bool Session::peer_gone() {
@@ -205,6 +265,7 @@ void Session::close(std::optional<Error> reason) {
   closed_ = true;
   conn_->close(std::move(reason));  // fails pending calls, cancels served requests
   timer_.cancel();
+  if (log_dropped_) log(std::to_string(log_dropped_) + " more diagnostics not logged");
   boost::system::error_code ec;
   in_.close(ec);
   if (out_) out_->close(ec);

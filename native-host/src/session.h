@@ -5,6 +5,18 @@
 // one buffer and written with one write. One steady_timer per session is
 // armed at the Connection's next deadline (lazily: only moved earlier).
 // Backpressure: reading pauses while too much output is queued.
+//
+// Limits a hostile or broken client cannot get around (docs/reliability.md):
+//  * output: reading pauses while `max_queued_output` bytes of answers wait;
+//    a write that makes no progress for `write_timeout` closes the connection
+//    (a client that never reads its answers);
+//  * a partial frame not completed within the frame read timeout
+//    (FramingLimits::read_timeout, docs/framing.md F3) closes the connection
+//    when `close_on_frame_timeout` (slowloris: one byte now and then);
+//  * `idle_timeout`: nothing received, nothing in flight, nothing to write;
+//  * log lines: at most `max_log_lines` diagnostics per connection, the rest
+//    counted and summarised when it closes (a flood of bad frames or of
+//    answers dropped after a cancel must not flood, or block on, the log).
 #pragma once
 
 #include <functional>
@@ -29,6 +41,10 @@ struct SessionConfig {
   Millis eof_grace = 5000;     // after end of input: in-flight requests may finish
   std::size_t read_chunk = 64 * 1024;
   std::size_t max_queued_output = 8u << 20;
+  Millis write_timeout = 30000;  // 0: none
+  Millis idle_timeout = 0;       // 0: none
+  bool close_on_frame_timeout = true;
+  std::size_t max_log_lines = 32;
   std::function<void(std::string_view)> log;
 };
 
@@ -60,7 +76,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Fd& out() { return out_ ? *out_ : in_; }
   void do_read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
-  void on_write(const boost::system::error_code& ec);
+  void write_some();
+  void on_write(const boost::system::error_code& ec, std::size_t n);
   template <class F> void pass(F&& f);
   void flush();
   void rearm();
@@ -70,6 +87,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool peer_gone();
   void fail(const std::string& why);
   void log(const std::string& line);
+  void on_diagnostic(const Diagnostic& d);
 
   boost::asio::io_context& io_;
   Fd in_;
@@ -82,6 +100,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<char> rbuf_;
   std::string pending_;  // written by the Connection, not yet handed to the OS
   std::string wbuf_;     // being written
+  std::size_t woff_ = 0;  // bytes of wbuf_ already written
+  Millis last_read_ = 0;      // idle timeout: last bytes received
+  Millis last_progress_ = 0;  // write timeout: last byte the OS accepted
+  bool frame_timed_out_ = false;
+  std::size_t log_lines_ = 0, log_dropped_ = 0, late_replies_ = 0;
   bool reading_ = false;
   bool writing_ = false;
   bool in_pass_ = false;

@@ -1,8 +1,11 @@
 // util.cpp — see util.h.
 #include "util.h"
 
+#include <limits.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -36,21 +39,35 @@ std::string default_socket_path() {
 
 namespace detail {
 
+// The log must never stop the server: a stderr pipe that nobody drains would
+// block write(2), and with it the one thread that serves every connection and
+// runs the shutdown grace timer. So a line is written only when stderr has
+// room (a line of at most PIPE_BUF bytes is written whole, POSIX write(2)),
+// otherwise it is dropped and counted; the next line written says how many.
 void log_stderr(std::string_view line) {
-  std::string s;
-  s.reserve(line.size() + 7);
-  s += "weft: ";
-  s += line;
-  s += '\n';
-  const char* p = s.data();
-  std::size_t left = s.size();
-  while (left > 0) {
-    ssize_t n = ::write(2, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  static std::size_t dropped = 0;
+  pollfd p{2, POLLOUT, 0};
+  int rc;
+  do {
+    rc = ::poll(&p, 1, 0);
+  } while (rc < 0 && errno == EINTR);
+  if (rc <= 0 || !(p.revents & POLLOUT)) {
+    ++dropped;
+    return;
   }
+  std::string s = "weft: ";
+  if (dropped) {
+    s += '(';
+    s += std::to_string(dropped);
+    s += " log lines dropped: stderr was full) ";
+  }
+  s.append(line.data(), std::min(line.size(), std::size_t(PIPE_BUF) - 1 - s.size()));
+  s += '\n';
+  ssize_t n;
+  do {
+    n = ::write(2, s.data(), s.size());
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) dropped = 0;
 }
 
 std::function<void(std::string_view)> default_log() { return &log_stderr; }

@@ -9,7 +9,8 @@
 
 namespace weft::host::detail {
 
-// Writes "weft: <line>\n" to stderr in one write(2).
+// Writes "weft: <line>\n" to stderr in one write(2), never blocking: when
+// stderr has no room the line is dropped (and counted in the next one).
 void log_stderr(std::string_view line);
 std::function<void(std::string_view)> default_log();
 

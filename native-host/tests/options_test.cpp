@@ -115,3 +115,26 @@ TEST_CASE("--max-depth sets the codec's nesting limit for serve, call and notify
     CHECK(p.error == std::string("--max-depth expects an integer from 1 to 10000, got '") + bad + "'");
   }
 }
+
+TEST_CASE("serve limit flags set their limits; call and notify do not take them") {
+  auto p = P({"serve", "--unix", "/tmp/x", "--max-message", "1000", "--max-in-flight=8", "--max-batch", "16",
+              "--max-connections", "5", "--max-output", "65536", "--frame-timeout", "400",
+              "--idle-timeout", "300", "--write-timeout", "0", "--grace", "1000"});
+  REQUIRE(p.error.empty());
+  // --max-message, --max-connections and --idle-timeout are shared with --ws/--http.
+  CHECK(*p.options.max_message == 1000);
+  CHECK(*p.options.max_connections == 5);
+  CHECK(*p.options.idle_timeout_ms == 300);
+  const auto& l = p.options.limits;
+  CHECK(*l.max_in_flight == 8);
+  CHECK(*l.max_batch == 16);
+  CHECK(*l.max_output == 65536);
+  CHECK(*l.frame_timeout == 400);
+  CHECK(*l.write_timeout == 0);  // 0: no write timeout
+  CHECK(*l.grace == 1000);
+  CHECK(!P({"serve", "--stdio"}).options.limits.max_in_flight);  // unset: ServerOptions' defaults
+
+  CHECK(P({"serve", "--max-in-flight", "0"}).error == "--max-in-flight expects an integer from 1 to 2^40, got '0'");
+  CHECK(P({"serve", "--frame-timeout", "soon"}).error == "--frame-timeout expects milliseconds (0 or more), got 'soon'");
+  CHECK(P({"call", "--max-message", "10", "m"}).error.find("unknown option '--max-message'") == 0);
+}

@@ -37,9 +37,16 @@ int serve(const Options& o) {
   so.web.allow_origins = o.allow_origins;
   if (!o.http_path.empty()) so.web.http_path = o.http_path;
   so.web.http_sessions = o.http_sessions;
-  if (o.max_message) so.web.max_message = *o.max_message;
-  if (o.max_connections) so.web.max_connections = *o.max_connections;
-  if (o.idle_timeout_ms) so.web.idle_timeout = *o.idle_timeout_ms;
+  if (o.max_message) so.web.max_message = so.framing_limits.max_frame = *o.max_message;
+  if (o.max_connections) so.web.max_connections = so.max_connections = *o.max_connections;
+  if (o.idle_timeout_ms) so.web.idle_timeout = so.idle_timeout = *o.idle_timeout_ms;
+  const auto& l = o.limits;
+  if (l.max_in_flight) so.peer_limits.max_in_flight = *l.max_in_flight;
+  if (l.max_batch) so.peer_limits.max_batch = *l.max_batch;
+  if (l.max_output) so.max_output = *l.max_output;
+  if (l.frame_timeout) so.framing_limits.read_timeout = *l.frame_timeout;
+  if (l.write_timeout) so.write_timeout = so.web.write_timeout = *l.write_timeout;
+  if (l.grace) so.grace_ms = *l.grace;
   weft::host::Server server(std::move(so));
   if (o.demo) {
     auto ex = server.context().get_executor();

@@ -92,13 +92,26 @@ std::string usage(Command c) {
              "  --http-stateless   no Mcp-Session-Id: every POST is served alone; GET/DELETE get 405\n"
              "  --allow-origin O   allow browser pages from origin O (exact, e.g. http://127.0.0.1:8080;\n"
              "                     * for any); other Origins get 403. Repeatable\n"
-             "  --max-message B    largest WebSocket message / HTTP body (default 10000000)\n"
-             "  --max-connections N  open WebSocket/HTTP connections per listener (default 256; 503 beyond)\n"
-             "  --idle-timeout MS  close idle WebSocket/HTTP connections (default 60000)\n"
              "  --ws and --http may be combined with each other and with --unix or --tcp.\n"
              "\n"
-             "SIGINT/SIGTERM: stop accepting, let in-flight requests finish (5 s grace), remove\n"
-             "the socket file, exit 0. Logs go to stderr.\n";
+             "Limits (0 turns a timeout off; the timeouts that close a connection apply to\n"
+             "sockets, not to --stdio):\n"
+             "  --max-message BYTES    largest frame payload, WebSocket message or HTTP body\n"
+             "                         (default 10000000); a larger frame: -32600\n"
+             "  --max-in-flight N      requests served at once per connection (default 4096); more: -32003\n"
+             "  --max-batch N          elements of one batch (default 4096); more: -32600\n"
+             "  --max-connections N    open connections: --unix/--tcp default 1000, more get -32003\n"
+             "                         and are closed; per --ws/--http listener default 256 (503)\n"
+             "  --max-output BYTES     answers queued per connection before reading pauses (default 8388608)\n"
+             "  --frame-timeout MS     a frame must arrive within MS of its first byte, else the\n"
+             "                         connection is closed (default 30000)\n"
+             "  --write-timeout MS     close a connection that accepts no output for MS (default 30000)\n"
+             "  --idle-timeout MS      close a connection idle for MS (--unix/--tcp default 0: never;\n"
+             "                         --ws/--http default 60000)\n"
+             "  --grace MS             SIGINT/SIGTERM: time in-flight requests get to finish (default 5000)\n"
+             "\n"
+             "SIGINT/SIGTERM: stop accepting, let in-flight requests finish (--grace), remove\n"
+             "the socket file, exit 0. A second signal closes at once. Logs go to stderr.\n";
     case Command::Call:
     case Command::Notify: {
       const bool call = c == Command::Call;
@@ -286,6 +299,23 @@ Parsed parse(const std::vector<std::string>& args) {
       unsigned long long n;
       if (!parse_u64(v, 1ull << 40, n)) return err("--idle-timeout expects milliseconds (0: none), got '" + v + "'");
       o.idle_timeout_ms = static_cast<Millis>(n);
+    } else if (serve && (a == "--max-in-flight" || a == "--max-batch" || a == "--max-output")) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 1ull << 40, n) || n == 0)
+        return err(a + " expects an integer from 1 to 2^40, got '" + v + "'");
+      auto& l = o.limits;
+      (a == "--max-in-flight" ? l.max_in_flight
+       : a == "--max-batch"   ? l.max_batch
+                              : l.max_output) = static_cast<std::size_t>(n);
+    } else if (serve && (a == "--frame-timeout" || a == "--write-timeout" || a == "--grace")) {
+      if (!value(v)) return out;
+      unsigned long long ms;
+      if (!parse_u64(v, 1ull << 40, ms)) return err(a + " expects milliseconds (0 or more), got '" + v + "'");
+      auto& l = o.limits;
+      (a == "--frame-timeout"   ? l.frame_timeout
+       : a == "--write-timeout" ? l.write_timeout
+                                : l.grace) = static_cast<Millis>(ms);
     } else if (a == "--demo" && serve) {
       if (!no_value()) return out;
       o.demo = true;

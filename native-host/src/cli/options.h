@@ -44,6 +44,17 @@ struct Options {
   std::optional<std::size_t> max_connections;
   std::optional<Millis> idle_timeout_ms;
   std::optional<std::size_t> max_depth;  // --max-depth: CodecLimits::max_depth (unset: the core's default)
+  // More weft serve limits (docs/reliability.md); unset: ServerOptions'
+  // defaults. --max-message, --max-connections and --idle-timeout above apply
+  // to the socket listeners too.
+  struct ServeLimits {
+    std::optional<std::size_t> max_in_flight;    // --max-in-flight N: PeerLimits::max_in_flight
+    std::optional<std::size_t> max_batch;        // --max-batch N: PeerLimits::max_batch
+    std::optional<std::size_t> max_output;       // --max-output BYTES
+    std::optional<Millis> frame_timeout;         // --frame-timeout MS: FramingLimits::read_timeout
+    std::optional<Millis> write_timeout;         // --write-timeout MS
+    std::optional<Millis> grace;                 // --grace MS
+  } limits;
   std::optional<Millis> timeout_ms;
   int retries = 3;
   bool verbose = false;

@@ -80,6 +80,24 @@ struct ServerOptions {
   // How long in-flight requests may still run after SIGINT/SIGTERM/stop(), or
   // after a client's end of input, before their connection is closed.
   Millis grace_ms = 5000;
+  // Limits per server and per connection (docs/reliability.md; the message
+  // size, nesting, batch and in-flight limits are in framing_limits,
+  // codec_limits and peer_limits above). 0 turns a timeout off.
+  // Connections beyond max_connections are answered one error response
+  // (-32003, id null) and closed at once. The timeouts below apply to socket
+  // connections; stdio (one trusted client, the parent) has none of them.
+  std::size_t max_connections = 1000;
+  // Reading from a connection pauses while this many bytes of answers wait to
+  // be written (the client reads slowly or not at all).
+  std::size_t max_output = 8u << 20;
+  // A connection whose socket accepts no output byte for this long is closed
+  // (a client that never reads its answers).
+  Millis write_timeout = 30000;
+  // A connection with nothing received, in flight or queued for this long is closed.
+  Millis idle_timeout = 0;
+  // A partial frame not completed within framing_limits.read_timeout closes its
+  // connection (slowloris), rather than only being discarded (docs/framing.md F3).
+  bool close_on_frame_timeout = true;
   bool builtins = true;        // rpc.ping, rpc.discover
   bool handle_signals = true;  // SIGINT/SIGTERM → graceful stop
   std::string title = "weft";  // rpc.discover info.title
