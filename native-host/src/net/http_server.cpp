@@ -19,7 +19,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include "listener.h"
+#include "net/acceptor_loop.h"
 #include "net/hub.h"
 #include "net/mcp_session.h"
 #include "net/origin.h"
@@ -73,7 +73,7 @@ class HttpConn : public Exchange, public std::enable_shared_from_this<HttpConn> 
  public:
   HttpConn(HttpService& svc, tcp::socket socket, std::string name);
   void start(bool over_limit);
-  void close_now();
+  void close_now() { finish(""); }
   void drain();
   bool busy() const { return handling_; }
 
@@ -119,32 +119,17 @@ class HttpConn : public Exchange, public std::enable_shared_from_this<HttpConn> 
   char probe_ = 0;
 };
 
-class HttpService final : public WebService {
+class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
  public:
-  explicit HttpService(Hub hub) : hub_(std::move(hub)), acceptor_(hub_.io), retry_(hub_.io) {}
+  explicit HttpService(Hub hub) : AcceptorLoop(std::move(hub), "http", "http-conn#") {}
 
-  Result<void> listen(const std::string& host, std::uint16_t port) {
-    auto r = open_tcp_listener(acceptor_, host, port);
-    if (!r) return r;
-    accept();
-    return {};
-  }
-  std::uint16_t port() const override {
-    boost::system::error_code ec;
-    auto ep = acceptor_.local_endpoint(ec);
-    return ec ? 0 : ep.port();
-  }
   std::size_t connections() const override { return sessions_.size(); }
-  bool idle() const override { return conns_.empty(); }
 
   void drain(Millis deadline) override {
-    draining_ = true;
-    boost::system::error_code ec;
-    acceptor_.close(ec);
-    retry_.cancel();
+    stop_accepting();
     // Sessions end when the grace period is over; connections close once
     // their current request is answered.
-    grace_.emplace(hub_.io);
+    grace_.emplace(hub().io);
     grace_->expires_at(to_time_point(deadline));
     grace_->async_wait([this](beast::error_code e) {
       if (!e) close_all();
@@ -156,20 +141,10 @@ class HttpService final : public WebService {
     notify_idle();
   }
   void close_all() override {
-    draining_ = true;
-    boost::system::error_code ec;
-    acceptor_.close(ec);
+    stop_accepting();
     auto sessions = sessions_;
     for (auto& [id, s] : sessions) s->end("server stopped");
     for (auto& c : snapshot()) c->close_now();
-    notify_idle();
-  }
-
-  void remove(HttpConn* c) {
-    auto it = conns_.find(c);
-    if (it == conns_.end()) return;
-    auto hold = it->second;
-    conns_.erase(it);
     notify_idle();
   }
 
@@ -179,8 +154,8 @@ class HttpService final : public WebService {
   }
   // nullptr when max_sessions are live.
   std::shared_ptr<McpSession> create(bool stateful) {
-    if (stateful && sessions_.size() >= hub_.opts.web.max_sessions) return nullptr;
-    auto s = std::make_shared<McpSession>(hub_, stateful ? new_session_id() : std::string(), next_session_++);
+    if (stateful && sessions_.size() >= hub().opts.web.max_sessions) return nullptr;
+    auto s = std::make_shared<McpSession>(hub(), stateful ? new_session_id() : std::string(), next_session_++);
     if (stateful) {
       sessions_.emplace(s->id(), s);
       s->on_end = [this](McpSession& gone) { sessions_.erase(gone.id()); };
@@ -188,57 +163,16 @@ class HttpService final : public WebService {
     return s;
   }
 
-  Hub& hub() { return hub_; }
-  bool draining() const { return draining_; }
-  std::size_t max_message() const {
-    return hub_.opts.web.max_message ? hub_.opts.web.max_message : hub_.opts.framing_limits.max_frame;
-  }
   const Codec& codec() {
-    if (!codec_) codec_ = make_codec(CodecKind::Json, hub_.opts.codec_limits);
+    if (!codec_) codec_ = make_codec(CodecKind::Json, hub().opts.codec_limits);
     return *codec_;
-  }
-  void log(const std::string& s) {
-    if (hub_.log) hub_.log(s);
   }
 
  private:
-  std::vector<std::shared_ptr<HttpConn>> snapshot() {
-    std::vector<std::shared_ptr<HttpConn>> all;
-    for (auto& [raw, c] : conns_) all.push_back(c);
-    return all;
-  }
-  void notify_idle() {
-    if (draining_ && conns_.empty() && on_idle) on_idle();
-  }
-  void accept() {
-    acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (draining_ || ec == boost::asio::error::operation_aborted) return;
-      if (ec) {
-        log("http accept: " + ec.message());
-        retry_.expires_after(std::chrono::milliseconds(100));
-        retry_.async_wait([this](beast::error_code e) {
-          if (!e && !draining_) accept();
-        });
-        return;
-      }
-      socket.set_option(tcp::no_delay(true), ec);
-      const bool over = conns_.size() >= hub_.opts.web.max_connections;
-      auto c = std::make_shared<HttpConn>(*this, std::move(socket), "http-conn#" + std::to_string(next_conn_++));
-      conns_.emplace(c.get(), c);
-      c->start(over);
-      accept();
-    });
-  }
-
-  Hub hub_;
-  tcp::acceptor acceptor_;
-  boost::asio::steady_timer retry_;
   std::optional<boost::asio::steady_timer> grace_;
-  std::unordered_map<HttpConn*, std::shared_ptr<HttpConn>> conns_;
   std::unordered_map<std::string, std::shared_ptr<McpSession>> sessions_;
   std::unique_ptr<Codec> codec_;
-  std::uint64_t next_conn_ = 1, next_session_ = 1;
-  bool draining_ = false;
+  std::uint64_t next_session_ = 1;
 };
 
 HttpConn::HttpConn(HttpService& svc, tcp::socket socket, std::string name)
@@ -526,11 +460,6 @@ void HttpConn::drain() {
   if (!handling_ && !sse_) close_now();  // idle between requests
 }
 
-void HttpConn::close_now() {
-  if (finished_) return;
-  finish("");
-}
-
 void HttpConn::finish(const std::string& why) {
   if (finished_) return;
   finished_ = true;
@@ -548,9 +477,7 @@ void HttpConn::finish(const std::string& why) {
 }  // namespace
 
 Result<std::unique_ptr<WebService>> make_http_service(Hub hub, const std::string& host, std::uint16_t port) {
-  auto s = std::make_unique<HttpService>(std::move(hub));
-  if (auto r = s->listen(host, port); !r) return r.error();
-  return std::unique_ptr<WebService>(std::move(s));
+  return HttpService::make(std::move(hub), host, port);
 }
 
 }  // namespace weft::host::detail

@@ -9,7 +9,6 @@
 // the client does not take within write_timeout closes the connection, and
 // reading pauses while max_queued_output is queued.
 #include <deque>
-#include <unordered_map>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -17,7 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
-#include "listener.h"
+#include "net/acceptor_loop.h"
 #include "net/hub.h"
 #include "net/message_peer.h"
 #include "net/origin.h"
@@ -77,92 +76,25 @@ class WsConn : public std::enable_shared_from_this<WsConn> {
   bool finished_ = false;
 };
 
-class WsService final : public WebService {
+class WsService final : public AcceptorLoop<WsService, WsConn> {
  public:
-  WsService(Hub hub) : hub_(std::move(hub)), acceptor_(hub_.io), retry_(hub_.io) {}
+  explicit WsService(Hub hub) : AcceptorLoop(std::move(hub), "ws", "ws#") {}
 
-  Result<void> listen(const std::string& host, std::uint16_t port) {
-    auto r = open_tcp_listener(acceptor_, host, port);
-    if (!r) return r;
-    accept();
-    return {};
-  }
+  std::size_t connections() const override { return open_connections(); }
 
-  std::uint16_t port() const override {
-    boost::system::error_code ec;
-    auto ep = acceptor_.local_endpoint(ec);
-    return ec ? 0 : ep.port();
-  }
-  std::size_t connections() const override { return conns_.size(); }
-  bool idle() const override { return conns_.empty(); }
-
+  // An upgraded connection answers what is in flight, then closes with 1001
+  // (going away), or is closed at `deadline`; one not yet upgraded is closed
+  // at once (docs/transports.md, "WebSocket").
   void drain(Millis deadline) override {
-    draining_ = true;
-    boost::system::error_code ec;
-    acceptor_.close(ec);
-    retry_.cancel();
+    stop_accepting();
     for (auto& c : snapshot()) c->drain(deadline);
     notify_idle();
   }
   void close_all() override {
-    draining_ = true;
-    boost::system::error_code ec;
-    acceptor_.close(ec);
+    stop_accepting();
     for (auto& c : snapshot()) c->close_now();
     notify_idle();
   }
-
-  void remove(WsConn* c) {
-    auto keep = conns_.find(c);
-    if (keep == conns_.end()) return;
-    auto hold = keep->second;
-    conns_.erase(keep);
-    notify_idle();
-  }
-
-  Hub& hub() { return hub_; }
-  std::size_t max_message() const {
-    return hub_.opts.web.max_message ? hub_.opts.web.max_message : hub_.opts.framing_limits.max_frame;
-  }
-  void log(const std::string& s) {
-    if (hub_.log) hub_.log(s);
-  }
-
- private:
-  std::vector<std::shared_ptr<WsConn>> snapshot() {
-    std::vector<std::shared_ptr<WsConn>> all;
-    for (auto& [raw, c] : conns_) all.push_back(c);
-    return all;
-  }
-  void notify_idle() {
-    if (draining_ && conns_.empty() && on_idle) on_idle();
-  }
-  void accept() {
-    acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (draining_ || ec == boost::asio::error::operation_aborted) return;
-      if (ec) {
-        log("ws accept: " + ec.message());
-        retry_.expires_after(std::chrono::milliseconds(100));
-        retry_.async_wait([this](beast::error_code e) {
-          if (!e && !draining_) accept();
-        });
-        return;
-      }
-      socket.set_option(tcp::no_delay(true), ec);
-      const bool over = conns_.size() >= hub_.opts.web.max_connections;
-      auto c = std::make_shared<WsConn>(*this, std::move(socket), "ws#" + std::to_string(next_id_++));
-      conns_.emplace(c.get(), c);
-      c->start(over);
-      accept();
-    });
-  }
-
-  Hub hub_;
-  tcp::acceptor acceptor_;
-  boost::asio::steady_timer retry_;
-  std::unordered_map<WsConn*, std::shared_ptr<WsConn>> conns_;
-  std::uint64_t next_id_ = 1;
-  bool draining_ = false;
 };
 
 std::chrono::milliseconds ms(Millis m) { return std::chrono::milliseconds(m); }
@@ -374,9 +306,7 @@ void WsConn::finish(const std::string& why) {
 }  // namespace
 
 Result<std::unique_ptr<WebService>> make_ws_service(Hub hub, const std::string& host, std::uint16_t port) {
-  auto s = std::make_unique<WsService>(std::move(hub));
-  if (auto r = s->listen(host, port); !r) return r.error();
-  return std::unique_ptr<WebService>(std::move(s));
+  return WsService::make(std::move(hub), host, port);
 }
 
 }  // namespace weft::host::detail
