@@ -13,11 +13,14 @@ BlockingClient::~BlockingClient() {
   // A clean goodbye where the transport has one (WebSocket close frame, HTTP
   // session DELETE, our output written), for at most a second.
   if (client_->state() == Client::State::Open) {
-    bool closed = false, late = false;
+    // The flags outlive this block: the cancelled timer's handler (and a
+    // late shutdown callback) run in the poll() below.
+    struct Flags { bool closed = false, late = false; };
+    auto f = std::make_shared<Flags>();
     boost::asio::steady_timer t(io_, std::chrono::seconds(1));
-    t.async_wait([&](const boost::system::error_code& ec) { late = !ec; });
-    client_->shutdown([&] { closed = true; });
-    run_until([&] { return closed || late; });
+    t.async_wait([f](const boost::system::error_code& ec) { f->late = !ec; });
+    client_->shutdown([f] { f->closed = true; });
+    run_until([&] { return f->closed || f->late; });
     t.cancel();
   }
   client_.reset();  // fails what is pending, closes the connection
@@ -33,16 +36,17 @@ void BlockingClient::run_until(const std::function<bool()>& done) {
 }
 
 Outcome BlockingClient::call(const std::string& method, const std::optional<json>& params, CallPolicy policy) {
-  std::optional<Outcome> out;
-  client_->call(method, params, policy, [&](Outcome o) { out = std::move(o); });
-  run_until([&] { return out.has_value(); });
-  if (!out) {
+  // Shared: if the loop runs out of work first, the completion comes later.
+  auto out = std::make_shared<std::optional<Outcome>>();
+  client_->call(method, params, policy, [out](Outcome o) { *out = std::move(o); });
+  run_until([&] { return out->has_value(); });
+  if (!*out) {
     Outcome o;
     o.status = Outcome::Status::ConnectFailed;
     o.error = Error(code::kClosed, "the event loop ran out of work before the answer");
     return o;
   }
-  return *out;
+  return **out;
 }
 
 Outcome BlockingClient::notify_and_close(const std::string& method, const std::optional<json>& params,
@@ -56,41 +60,43 @@ Outcome BlockingClient::notify_and_close(const std::string& method, const std::o
   }
   // Connect (the notification waits for it), then write it and close. A
   // connection failure is seen by a call; ping the connection with none.
-  bool connected = false, failed = false, closed = false;
-  Error why;
-  client_->on_connection = [&](bool open, const std::string& w) {
+  // The state outlives this call: the cancelled timer's handler and a late
+  // shutdown callback run after it returns (the destructor's poll()).
+  struct State { bool connected = false, failed = false, closed = false, timed_out = false; Error why; };
+  auto st = std::make_shared<State>();
+  Client* c = client_.get();
+  client_->on_connection = [st, c](bool open, const std::string& w) {
     if (open) {
-      connected = true;
-      client_->shutdown([&] { closed = true; });
-    } else if (!connected) {
-      failed = true;
-      why = Error(code::kClosed, w);
+      st->connected = true;
+      c->shutdown([st] { st->closed = true; });
+    } else if (!st->connected) {
+      st->failed = true;
+      st->why = Error(code::kClosed, w);
     }
   };
   std::optional<boost::asio::steady_timer> t;
-  bool timed_out = false;
   if (timeout) {
     t.emplace(io_, std::chrono::milliseconds(*timeout));
-    t->async_wait([&](const boost::system::error_code& ec) { timed_out = !ec; });
+    t->async_wait([st](const boost::system::error_code& ec) { st->timed_out = !ec; });
   }
   client_->connect();
   // Connection failures end in the Client's failing the waiting notification
   // silently; the state going back to Idle says so.
   run_until([&] {
-    return closed || failed || timed_out ||
-           (!connected && client_->state() == Client::State::Idle);
+    return st->closed || st->failed || st->timed_out ||
+           (!st->connected && client_->state() == Client::State::Idle);
   });
   if (t) t->cancel();
   client_->on_connection = nullptr;
   out.attempts = 1;
-  if (closed) return out;
-  if (timed_out) {
+  if (st->closed) return out;
+  if (st->timed_out) {
     out.status = Outcome::Status::Timeout;
     out.error = Error(code::kTimeout, "timed out after " + std::to_string(*timeout) + " ms");
     return out;
   }
   out.status = Outcome::Status::ConnectFailed;
-  out.error = failed ? why
+  out.error = st->failed ? st->why
            : client_->last_error() ? *client_->last_error()
                                    : Error(code::kClosed, "could not connect");
   return out;
