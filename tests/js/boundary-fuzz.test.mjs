@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { Peer, heapUsed, portTransport, ready } from '../../js/index.js';
+import { until } from '../support/until.mjs';
 
 const SEED = Number(process.env.WEFT_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const ROUNDS = Number(process.env.WEFT_FUZZ_ROUNDS ?? 300);
@@ -153,14 +154,15 @@ test(`random values and byte frames never throw, corrupt later calls or leak (se
       await check(round);
       if (process.env.WEFT_FUZZ_TRACE) console.log(label, round, heapUsed(), JSON.stringify(victim.stats()));
     }
-    await new Promise((r) => setTimeout(r, 50)); // slow handlers finish
+    await until(() => victim.stats().inFlight === 0, `seed ${SEED}: slow handlers finish`);
     await check(ROUNDS);
   };
   await pass('first');
   const base = heapUsed();
   await pass('second');
   // Let cancelled and slow handlers settle; then everything is back to baseline.
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => { const s = victim.stats(); return s.inFlight === 0 && s.payloads === 0; },
+    `seed ${SEED}: cancelled and slow handlers settle`);
   await check(ROUNDS);
   const s = victim.stats();
   assert.deepEqual({ pending: s.pending, inFlight: s.inFlight, calls: s.calls, payloads: s.payloads },

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 
 import { ErrorCode, JSONRPCClient, JSONRPCServer, Peer, heapUsed, portTransport, ready, workerTransport } from '../../js/index.js';
+import { until } from '../support/until.mjs';
 
 const indexURL = new URL('../../js/index.js', import.meta.url).href;
 const T = { timeout: 120000 };
@@ -136,10 +137,11 @@ test(`${TOTAL.toLocaleString('en')} calls with random cancellation: each settles
   const t0 = Date.now();
   await wave(0, WINDOW); // warm-up: tables and buffers at working size
   await wave(WINDOW, WINDOW);
-  await new Promise((r) => setTimeout(r, 10));
+  const quiet = () => [a, b].every((ep) => Object.entries(emptyTables(ep)).every(([, n]) => n === 0));
+  await until(quiet, 'late answers of the warm-up waves arrive');
   const base = heapUsed();
   for (let from = 2 * WINDOW; from < TOTAL; from += WINDOW) await wave(from, Math.min(WINDOW, TOTAL - from));
-  await new Promise((r) => setTimeout(r, 10));
+  await until(quiet, 'late answers of the last waves arrive');
   assert.equal(answered + cancelled, TOTAL);
   assert.deepEqual(emptyTables(a), EMPTY);
   assert.deepEqual(emptyTables(b), EMPTY);
