@@ -4,20 +4,11 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { EXAMPLE_BIN, WEFT_BIN, killAll, runCli, sleep, startServer, tempDir, within } from './helpers.mjs';
+import { EXAMPLE_BIN, WEFT_BIN, demoServerFixture, runCli, sleep, startServer, within } from './helpers.mjs';
 
-const tmp = tempDir();
-const sock = path.join(tmp.dir, 'cli.sock');
-let server;
-before(async () => {
-  server = await startServer(['serve', '--unix', sock, '--demo']);
-});
-after(() => {
-  killAll();
-  tmp.cleanup();
-});
+const { tmp, sock } = demoServerFixture('cli.sock');
 
 const call = (args, opts) => runCli(['call', '--unix', sock, ...args], opts);
 

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -218,4 +219,20 @@ export function runCli(args, { env = {}, input, timeout = 20000, bin = WEFT_BIN 
     if (input !== undefined) child.stdin.end(input);
     else child.stdin.end();
   });
+}
+
+/**
+ * For a test file: a temporary folder and `weft serve --unix SOCK --demo`
+ * started before its tests and stopped (with every other child) after them.
+ * Returns { tmp, sock }.
+ */
+export function demoServerFixture(name) {
+  const tmp = tempDir();
+  const sock = path.join(tmp.dir, name);
+  before(async () => { await startServer(['serve', '--unix', sock, '--demo']); });
+  after(() => {
+    killAll();
+    tmp.cleanup();
+  });
+  return { tmp, sock };
 }

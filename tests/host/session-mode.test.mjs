@@ -6,20 +6,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { WEFT_BIN, killAll, repoRoot, runCli, startServer, tempDir, within } from './helpers.mjs';
+import { WEFT_BIN, demoServerFixture, repoRoot, runCli, startServer, within } from './helpers.mjs';
 
-const tmp = tempDir();
-const sock = path.join(tmp.dir, 'session.sock');
-let server;
-before(async () => {
-  server = await startServer(['serve', '--unix', sock, '--demo']);
-});
-after(() => {
-  killAll();
-  tmp.cleanup();
-});
+const { tmp, sock } = demoServerFixture('session.sock');
 
 const session = (input, args = []) => runCli(['call', '--session', '--unix', sock, ...args], { input });
 const lines = (s) => s.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
