@@ -10,12 +10,16 @@
 //   js, env=browser         esbuild-bundled (weft.wasm copied next to the bundle, as the
 //                           README says), loaded in Debian's Chromium; console.log is the
 //                           output; origins=A,B replaces example origins with the test's two
-//                           (127.0.0.1 and localhost); page=FILE, with=FILES: harness pages
+//                           (127.0.0.1 and localhost); page=FILE, with=FILES: harness pages;
+//                           listen=ws://HOST:PORT: as for console, the page's origin allowed
 //   console                 a shell transcript: each `$ command` runs under bash (`weft` on
 //                           PATH) against a server (server=demo: `weft serve --demo`;
 //                           server=NAME: the C++ example NAME, given the socket as argv[1]);
 //                           the lines after it are its stdout+stderr (… matches anything).
 //                           socket=PATH (default /tmp/weft.sock) is replaced by a temp path.
+//                           listen=ws://HOST:PORT or http://HOST:PORT: against `weft serve
+//                           --ws`/`--http` (with --demo) on a free port instead; HOST:PORT in
+//                           the commands becomes the real one.
 //   cpp                     built against `cmake --install` of the build tree with
 //                           find_package(weft) and weft::host; run, stdout compared.
 //                           harness=FILE (tests/docs/harness/) completes a snippet: its
@@ -192,6 +196,26 @@ export async function runBrowser(ex) {
     examples.forEach((o, i) => { text = text.split(o).join(origins[i]); });
     fs.writeFileSync(path.join(out, f), text);
   }
+  // listen=ws://HOST:PORT: weft serve --ws for the page, which may connect from its origin.
+  try {
+    if (ex.attrs.listen) {
+      await withListener(ex, ['--allow-origin', origins[0]], (from, to) => {
+        for (const f of scripts) {
+          const file = path.join(out, f);
+          fs.writeFileSync(file, fs.readFileSync(file, 'utf8').split(from).join(to));
+        }
+        return showPage(ex, origins, scripts);
+      });
+    } else {
+      await showPage(ex, origins, scripts);
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+/** Loads the example's page; its console.log lines are the output. */
+async function showPage(ex, origins, scripts) {
   const { context } = await browser();
   const page = await context.newPage();
   const logs = [];
@@ -219,7 +243,6 @@ export async function runBrowser(ex) {
     await within(30000, Promise.all([evaluated, done]), `example "${ex.name}" in Chromium`);
   } finally {
     await page.close();
-    await server.close();
   }
   if (errors.length) throw new Error(`example "${ex.name}" (${ex.where}) in Chromium:\n${errors.join('\n')}`);
   checkOutput(ex, logs.join('\n'));
@@ -353,15 +376,44 @@ async function withServer(ex, servers, fn) {
 }
 
 /**
+ * Starts `weft serve --demo` on a free loopback port for an example marked
+ * listen=ws://HOST:PORT or http://HOST:PORT (extra: more serve flags), runs
+ * `fn(from, to)` with the example's HOST:PORT and the real one, then stops it
+ * with SIGTERM, which must end it with status 0.
+ */
+async function withListener(ex, extra, fn) {
+  const m = /^(ws|http):\/\/([^/]+)/.exec(ex.attrs.listen);
+  if (!m) throw new Error(`example "${ex.name}": listen=${ex.attrs.listen} is not ws://HOST:PORT or http://HOST:PORT`);
+  const server = spawn(WEFT_BIN, ['serve', `--${m[1]}`, '127.0.0.1:0', '--demo', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let serverLog = '';
+  const exited = new Promise((resolve) => server.once('exit', (code, signal) => resolve({ code, signal })));
+  // The CLI logs the port it was given: "listening on ws://127.0.0.1:PORT".
+  const listening = new Promise((resolve) => server.stderr.on('data', (d) => {
+    serverLog += d;
+    const at = /listening on (?:ws|http):\/\/(127\.0\.0\.1:\d+)/.exec(serverLog);
+    if (at) resolve(at[1]);
+  }));
+  try {
+    const real = await within(15000, Promise.race([listening, exited.then((e) => { throw new Error(`weft serve exited ${e.code ?? e.signal}: ${serverLog}`); })]),
+      `server of example "${ex.name}"`);
+    await fn(m[2], real);
+  } finally {
+    server.kill('SIGTERM');
+    const e = await within(10000, exited, `server of example "${ex.name}" stopping`)
+      .catch((err) => { server.kill('SIGKILL'); throw err; });
+    if (e.code !== 0) throw new Error(`weft serve exited ${e.code ?? e.signal} on SIGTERM: ${serverLog}`);
+  }
+}
+
+/**
  * Runs a transcript example. `servers` maps example names to built server
  * executables (server=NAME); server=demo is `weft serve --demo`.
  */
 export async function runTranscript(ex, servers = {}) {
-  const socketInDocs = ex.attrs.socket ?? '/tmp/weft.sock';
-  await withServer(ex, servers, async (socket, tmp) => {
+  const steps = async (from, to, tmp) => {
     const env = { PATH: `${path.dirname(WEFT_BIN)}:${process.env.PATH}`, WEFT_SOCKET: '', XDG_RUNTIME_DIR: tmp };
     for (const code of ex.blocks.map((b) => b.code)) {
-      for (const step of parseTranscript(code.split(socketInDocs).join(socket))) {
+      for (const step of parseTranscript(code.split(from).join(to))) {
         const r = await run('bash', ['-c', `exec 2>&1\n${step.command}`], { env, timeout: 20000, cwd: tmp });
         const got = r.stdout.replace(/\n$/, '').split('\n').filter((l, i, a) => !(a.length === 1 && l === ''));
         if (!linesMatch(step.output, got)) {
@@ -369,7 +421,13 @@ export async function runTranscript(ex, servers = {}) {
         }
       }
     }
-  });
+  };
+  if (ex.attrs.listen) {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-docs-'));
+    try { await withListener(ex, [], (from, to) => steps(from, to, tmp)); } finally { fs.rmSync(tmp, { recursive: true, force: true }); }
+  } else {
+    await withServer(ex, servers, (socket, tmp) => steps(ex.attrs.socket ?? '/tmp/weft.sock', socket, tmp));
+  }
 }
 
 /** Runs a built C++ example; with server=…, against that server (socket as argv[1]). */
