@@ -52,6 +52,7 @@ struct Server::Impl {
   std::size_t refused = 0;
   std::uint64_t next_id = 1;
   bool stopping = false;
+  DrainNotice notice;  // what stop() announced (docs/protocol.md, "Drain")
   bool finished = false;
   int exit_code = 0;
 
@@ -118,11 +119,11 @@ struct Server::Impl {
       // Keep the session alive until this callback returns.
       auto keep = sessions[raw];
       sessions.erase(raw);
-      if (stdio) stop();
+      if (stdio) stop(make_notice("shutdown"));
       if (stopping && all_closed()) finish();
     };
     s->start();
-    if (stopping) s->drain(now_ms() + opts.grace_ms);
+    if (stopping) s->drain(now_ms() + opts.grace_ms, notice);
   }
 
   template <class Listener>
@@ -177,9 +178,17 @@ struct Server::Impl {
     socket.close(ec);
   }
 
-  void stop() {
+  DrainNotice make_notice(std::string reason) const {
+    return DrainNotice{std::move(reason), opts.downtime_ms, opts.reconnect_after_ms};
+  }
+
+  // Every open connection is told ($/weft/drain with `n`), refuses new
+  // requests with -32005 (the core's rule, Peer::drain) and closes once its
+  // in-flight requests are answered; nothing is accepted any more.
+  void stop(DrainNotice n) {
     if (stopping) return;
     stopping = true;
+    notice = std::move(n);
     stop_deadline.emplace(io);
     stop_deadline->expires_after(std::chrono::milliseconds(opts.grace_ms + 50));
     stop_deadline->async_wait([this](const boost::system::error_code& ec) {
@@ -199,9 +208,9 @@ struct Server::Impl {
     const Millis deadline = now_ms() + opts.grace_ms;
     std::vector<std::shared_ptr<Session>> all;
     for (auto& [raw, s] : sessions) all.push_back(s);
-    for (auto& s : all) s->drain(deadline);
-    if (ws) ws->drain(deadline);
-    if (http) http->drain(deadline);
+    for (auto& s : all) s->drain(deadline, notice);
+    if (ws) ws->drain(deadline, notice);
+    if (http) http->drain(deadline, notice);
     if (all_closed()) finish();
   }
 
@@ -226,13 +235,21 @@ struct Server::Impl {
     io.stop();
   }
 
+  // SIGINT/SIGTERM: drain "shutdown"; SIGHUP: drain "reload" (the process
+  // exits 0 and its supervisor starts the new one; docs/reliability.md). A
+  // second SIGINT/SIGTERM closes at once; a second SIGHUP changes nothing.
   void wait_signal() {
     signals->async_wait([this](const boost::system::error_code& ec, int sig) {
       if (ec) return;
+      const char* name = sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
       if (!stopping) {
-        stop();  // first: once this line is logged, new connections are refused
-        log(std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-            ", finishing in-flight requests");
+        // First: once the line below is logged, new connections are refused
+        // and every open one has been sent $/weft/drain.
+        stop(make_notice(sig == SIGHUP ? "reload" : "shutdown"));
+        log(std::string("received ") + name + ", draining: finishing in-flight requests (reason \"" +
+            notice.reason + "\", reconnect_after " + std::to_string(notice.reconnect_after) + " ms)");
+      } else if (sig == SIGHUP) {
+        log("received SIGHUP while draining; already stopping");
       } else {
         log("second signal, closing now");
         force_close();
@@ -336,7 +353,7 @@ Result<void> Server::serve_stdio() {
 
 int Server::run() {
   if (impl_->opts.handle_signals && !impl_->signals) {
-    impl_->signals.emplace(impl_->io, SIGINT, SIGTERM);
+    impl_->signals.emplace(impl_->io, SIGINT, SIGTERM, SIGHUP);
     impl_->wait_signal();
   }
   if (impl_->finished) return impl_->exit_code;
@@ -345,6 +362,8 @@ int Server::run() {
   return impl_->exit_code;
 }
 
-void Server::stop() { impl_->stop(); }
+void Server::stop() { impl_->stop(impl_->make_notice("shutdown")); }
+
+void Server::drain(DrainNotice notice) { impl_->stop(std::move(notice)); }
 
 }  // namespace weft::host

@@ -77,7 +77,7 @@ void Session::start() {
 }
 
 void Session::do_read() {
-  if (reading_ || closed_ || eof_ || draining_) return;
+  if (reading_ || closed_ || eof_ || (draining_ && !announced_)) return;
   if (pending_.size() + wbuf_.size() > cfg_.max_queued_output) return;  // resumed by on_write
   reading_ = true;
   in_.async_read_some(boost::asio::buffer(rbuf_),
@@ -245,10 +245,16 @@ void Session::check_drain() {
   if (draining_ && !closed_ && idle()) close();
 }
 
-void Session::drain(Millis deadline) {
+void Session::drain(Millis deadline, std::optional<DrainNotice> notice) {
   if (closed_) return;
   draining_ = true;
   if (!drain_deadline_ || deadline < *drain_deadline_) drain_deadline_ = deadline;
+  if (notice && !eof_ && !announced_) {
+    announced_ = true;
+    // The notice is output: the session closes once it is written (idle()).
+    pass([&] { conn_->peer().drain(std::move(*notice)); });
+    if (closed_) return;
+  }
   rearm();
   check_drain();
 }

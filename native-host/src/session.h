@@ -59,9 +59,12 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& name() const { return cfg_.name; }
 
   void start();
-  // Stop reading; close once no request is in flight and output is written,
-  // or at `deadline` at the latest.
-  void drain(Millis deadline);
+  // Close once no request is in flight and output is written, or at
+  // `deadline` at the latest. Without a notice reading stops (end of input,
+  // our own side finishing). With one (docs/protocol.md, "Drain") the Peer
+  // sends $/weft/drain and reading goes on, so that a request arriving now
+  // is answered -32005 by the core instead of going unanswered.
+  void drain(Millis deadline, std::optional<DrainNotice> notice = std::nullopt);
   void close(std::optional<Error> reason = std::nullopt);
   bool closed() const { return closed_; }
   bool draining() const { return draining_; }
@@ -111,6 +114,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool flush_posted_ = false;
   bool eof_ = false;
   bool draining_ = false;
+  bool announced_ = false;  // drained with a notice: keep reading (see drain())
   bool closed_ = false;
   std::optional<Millis> drain_deadline_;
   std::string close_why_;

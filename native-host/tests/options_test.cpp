@@ -138,3 +138,14 @@ TEST_CASE("serve limit flags set their limits; call and notify do not take them"
   CHECK(P({"serve", "--frame-timeout", "soon"}).error == "--frame-timeout expects milliseconds (0 or more), got 'soon'");
   CHECK(P({"call", "--max-message", "10", "m"}).error.find("unknown option '--max-message'") == 0);
 }
+
+TEST_CASE("serve drain flags set the notice's reconnect_after and downtime") {
+  auto p = P({"serve", "--unix", "/tmp/x", "--reconnect-after", "250", "--downtime=2000"});
+  REQUIRE(p.error.empty());
+  CHECK(*p.options.limits.reconnect_after == 250);
+  CHECK(*p.options.limits.downtime == 2000);
+  CHECK(!P({"serve", "--stdio"}).options.limits.reconnect_after);  // unset: ServerOptions' default (1000)
+  CHECK(P({"serve", "--reconnect-after", "later"}).error ==
+        "--reconnect-after expects milliseconds (0 or more), got 'later'");
+  CHECK(P({"call", "--downtime", "10", "m"}).error.find("unknown option '--downtime'") == 0);
+}

@@ -47,6 +47,8 @@ int serve(const Options& o) {
   if (l.frame_timeout) so.framing_limits.read_timeout = *l.frame_timeout;
   if (l.write_timeout) so.write_timeout = so.web.write_timeout = *l.write_timeout;
   if (l.grace) so.grace_ms = *l.grace;
+  if (l.reconnect_after) so.reconnect_after_ms = *l.reconnect_after;
+  if (l.downtime) so.downtime_ms = *l.downtime;
   weft::host::Server server(std::move(so));
   if (o.demo) {
     auto ex = server.context().get_executor();

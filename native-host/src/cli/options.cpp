@@ -108,10 +108,15 @@ std::string usage(Command c) {
              "  --write-timeout MS     close a connection that accepts no output for MS (default 30000)\n"
              "  --idle-timeout MS      close a connection idle for MS (--unix/--tcp default 0: never;\n"
              "                         --ws/--http default 60000)\n"
-             "  --grace MS             SIGINT/SIGTERM: time in-flight requests get to finish (default 5000)\n"
+             "  --grace MS             SIGINT/SIGTERM/SIGHUP: time in-flight requests get to finish (default 5000)\n"
+             "  --reconnect-after MS   drain notice: when clients should connect again (default 1000)\n"
+             "  --downtime MS          drain notice: expected downtime (default 0: unknown)\n"
              "\n"
-             "SIGINT/SIGTERM: stop accepting, let in-flight requests finish (--grace), remove\n"
-             "the socket file, exit 0. A second signal closes at once. Logs go to stderr.\n";
+             "SIGINT/SIGTERM: drain: stop accepting, send $/weft/drain (reason \"shutdown\") on every\n"
+             "open connection, answer new requests there -32005, let in-flight requests finish\n"
+             "(--grace), close, remove the socket file, exit 0. A second SIGINT/SIGTERM closes at\n"
+             "once. SIGHUP (reload): the same drain with reason \"reload\", then exit 0 for the\n"
+             "supervisor to start the new process (systemd Restart=always). Logs go to stderr.\n";
     case Command::Call:
     case Command::Notify: {
       const bool call = c == Command::Call;
@@ -308,14 +313,17 @@ Parsed parse(const std::vector<std::string>& args) {
       (a == "--max-in-flight" ? l.max_in_flight
        : a == "--max-batch"   ? l.max_batch
                               : l.max_output) = static_cast<std::size_t>(n);
-    } else if (serve && (a == "--frame-timeout" || a == "--write-timeout" || a == "--grace")) {
+    } else if (serve && (a == "--frame-timeout" || a == "--write-timeout" || a == "--grace" ||
+                         a == "--reconnect-after" || a == "--downtime")) {
       if (!value(v)) return out;
       unsigned long long ms;
       if (!parse_u64(v, 1ull << 40, ms)) return err(a + " expects milliseconds (0 or more), got '" + v + "'");
       auto& l = o.limits;
-      (a == "--frame-timeout"   ? l.frame_timeout
-       : a == "--write-timeout" ? l.write_timeout
-                                : l.grace) = static_cast<Millis>(ms);
+      (a == "--frame-timeout"     ? l.frame_timeout
+       : a == "--write-timeout"   ? l.write_timeout
+       : a == "--reconnect-after" ? l.reconnect_after
+       : a == "--downtime"        ? l.downtime
+                                  : l.grace) = static_cast<Millis>(ms);
     } else if (a == "--demo" && serve) {
       if (!no_value()) return out;
       o.demo = true;

@@ -54,6 +54,8 @@ struct Options {
     std::optional<Millis> frame_timeout;         // --frame-timeout MS: FramingLimits::read_timeout
     std::optional<Millis> write_timeout;         // --write-timeout MS
     std::optional<Millis> grace;                 // --grace MS
+    std::optional<Millis> reconnect_after;       // --reconnect-after MS: $/weft/drain reconnect_after
+    std::optional<Millis> downtime;              // --downtime MS: $/weft/drain downtime
   } limits;
   std::optional<Millis> timeout_ms;
   int retries = 3;

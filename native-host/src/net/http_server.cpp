@@ -125,8 +125,17 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
 
   std::size_t connections() const override { return sessions_.size(); }
 
-  void drain(Millis deadline) override {
+  void drain(Millis deadline, const DrainNotice& notice) override {
     stop_accepting();
+    // Each session's peer announces it (docs/protocol.md, "Drain"): the
+    // notice goes on the GET stream (kept for a resuming client if none is
+    // open), and a request POSTed into the session from now on is answered
+    // -32005 by the core.
+    for (auto& [id, s] : sessions_) {
+      s->peer().peer().drain(notice);
+      s->peer().rearm();
+    }
+    notice_ = notice;
     // Sessions end when the grace period is over; connections close once
     // their current request is answered.
     grace_.emplace(hub().io);
@@ -134,11 +143,28 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
     grace_->async_wait([this](beast::error_code e) {
       if (!e) close_all();
     });
-    for (auto& c : snapshot()) c->drain();
     // GET streams would hold the server for the whole grace period.
     auto sessions = sessions_;
     for (auto& [id, s] : sessions) s->end_get_connection();
+    for (auto& c : snapshot()) c->drain();
     notify_idle();
+  }
+
+  // Draining: some request is still being answered. Until none is, kept-alive
+  // connections stay open, so that a request sent on one is answered -32005
+  // rather than met by a closed connection.
+  bool working() const {
+    for (auto& [id, s] : sessions_)
+      if (s->peer().in_flight() > 0) return true;
+    for (auto& c : snapshot())
+      if (c->busy()) return true;
+    return false;
+  }
+  // After a request's answer went out: once nothing is in flight, the
+  // connections kept open for it close.
+  void drain_step() {
+    if (!notice_ || working()) return;
+    for (auto& c : snapshot()) c->drain();
   }
   void close_all() override {
     stop_accepting();
@@ -163,6 +189,9 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
     return s;
   }
 
+  // What drain() announced; nullopt before (or after close_all() alone).
+  const std::optional<DrainNotice>& notice() const { return notice_; }
+
   const Codec& codec() {
     if (!codec_) codec_ = make_codec(CodecKind::Json, hub().opts.codec_limits);
     return *codec_;
@@ -170,6 +199,7 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
 
  private:
   std::optional<boost::asio::steady_timer> grace_;
+  std::optional<DrainNotice> notice_;
   std::unordered_map<std::string, std::shared_ptr<McpSession>> sessions_;
   std::unique_ptr<Codec> codec_;
   std::uint64_t next_session_ = 1;
@@ -190,7 +220,7 @@ void HttpConn::start(bool over_limit) {
 
 void HttpConn::do_read() {
   if (finished_) return;
-  if (draining_) return finish("");
+  if (draining_ && !svc_.working()) return finish("");
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(web_.max_header));
   parser_->body_limit(svc_.max_message());
@@ -287,10 +317,19 @@ void HttpConn::post() {
   } else {
     // Stateful: the first request without a session id starts a session
     // (the initialization; MCP's is `initialize`). Stateless: every POST.
-    if (svc_.draining()) return respond(http::status::service_unavailable, error_body(code::kServerError, "server shutting down"));
-    s = svc_.create(stateful);
-    if (!s) return respond(http::status::service_unavailable, error_body(code::kServerError, "too many sessions"));
-    if (stateful) new_id = s->id();
+    if (svc_.draining()) {
+      // No new session while draining. A request is answered by a drained
+      // one-off peer: -32005 from the core with data {retry_after, reason},
+      // as on every other connection (docs/protocol.md, "Drain").
+      if (!request || !svc_.notice())
+        return respond(http::status::service_unavailable, error_body(code::kUnavailable, "server shutting down"));
+      s = svc_.create(false);
+      s->peer().peer().drain(*svc_.notice());
+    } else {
+      s = svc_.create(stateful);
+      if (!s) return respond(http::status::service_unavailable, error_body(code::kServerError, "too many sessions"));
+      if (stateful) new_id = s->id();
+    }
   }
   if (!request) {
     s->deliver(std::move(doc.value()));
@@ -316,6 +355,9 @@ void HttpConn::get() {
   if (!sid) return respond(http::status::bad_request, error_body(code::kInvalidRequest, "Mcp-Session-Id header required"));
   auto s = svc_.find(*sid);
   if (!s) return respond(http::status::not_found, error_body(code::kServerError, "no session " + *sid + " (unknown or ended)"));
+  // A stream opened now would hold the draining server for its whole grace period.
+  if (svc_.draining())
+    return respond(http::status::service_unavailable, error_body(code::kUnavailable, "server draining: no new streams"));
   auto opened = s->open_stream(shared_from_this(), header(req_, "Last-Event-ID"));
   if (opened.status != 200)
     return respond(static_cast<http::status>(opened.status), error_body(code::kInvalidRequest, opened.error));
@@ -457,7 +499,7 @@ void HttpConn::pump() {
 
 void HttpConn::drain() {
   draining_ = true;
-  if (!handling_ && !sse_) close_now();  // idle between requests
+  if (!handling_ && !sse_ && !svc_.working()) close_now();  // idle between requests
 }
 
 void HttpConn::finish(const std::string& why) {
@@ -472,6 +514,7 @@ void HttpConn::finish(const std::string& why) {
     session_.reset();
   }
   svc_.remove(this);
+  if (svc_.draining()) svc_.drain_step();
 }
 
 }  // namespace

@@ -35,9 +35,10 @@ class WebService {
   virtual std::uint16_t port() const = 0;
   // Open connections (WebSocket) or live sessions (HTTP).
   virtual std::size_t connections() const = 0;
-  // Stop accepting; requests in flight may finish until `deadline`, then
-  // everything is closed. on_idle runs once nothing is left open.
-  virtual void drain(Millis deadline) = 0;
+  // Stop accepting; every open peer announces `notice` ($/weft/drain) and
+  // answers new requests -32005; requests in flight may finish until
+  // `deadline`, then everything is closed. on_idle runs once nothing is left open.
+  virtual void drain(Millis deadline, const DrainNotice& notice) = 0;
   // Close everything now (second signal).
   virtual void close_all() = 0;
   virtual bool idle() const = 0;

@@ -40,7 +40,7 @@ class WsConn : public std::enable_shared_from_this<WsConn> {
  public:
   WsConn(WsService& svc, tcp::socket socket, std::string name);
   void start(bool over_limit);
-  void drain(Millis deadline);
+  void drain(Millis deadline, const DrainNotice& notice);
   void close_now();
   bool finished() const { return finished_; }
 
@@ -82,12 +82,13 @@ class WsService final : public AcceptorLoop<WsService, WsConn> {
 
   std::size_t connections() const override { return open_connections(); }
 
-  // An upgraded connection answers what is in flight, then closes with 1001
-  // (going away), or is closed at `deadline`; one not yet upgraded is closed
-  // at once (docs/transports.md, "WebSocket").
-  void drain(Millis deadline) override {
+  // An upgraded connection is sent $/weft/drain, answers new requests
+  // -32005 and what is in flight normally, then closes with 1001 (going
+  // away), or is closed at `deadline`; one not yet upgraded is closed at once
+  // (docs/transports.md, "WebSocket"; docs/protocol.md, "Drain").
+  void drain(Millis deadline, const DrainNotice& notice) override {
     stop_accepting();
-    for (auto& c : snapshot()) c->drain(deadline);
+    for (auto& c : snapshot()) c->drain(deadline, notice);
     notify_idle();
   }
   void close_all() override {
@@ -262,10 +263,14 @@ void WsConn::on_write(beast::error_code ec) {
   do_read();
 }
 
-void WsConn::drain(Millis deadline) {
+void WsConn::drain(Millis deadline, const DrainNotice& notice) {
   if (finished_) return;
   if (!open_) return close_now();
   draining_ = true;
+  if (!closing_) {
+    peer_->peer().drain(notice);  // queued first: check_drain waits for it to be written
+    peer_->rearm();
+  }
   drain_timer_.expires_at(to_time_point(deadline));
   drain_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
     if (auto self = weak.lock(); self && !ec) {

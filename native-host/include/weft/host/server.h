@@ -11,7 +11,7 @@
 //     return weft::json(p[0].get<int>() + p[1].get<int>());
 //   });
 //   if (auto r = server.listen_unix("/tmp/app.sock"); !r) return 1;
-//   return server.run();  // until SIGINT/SIGTERM (graceful) or stop()
+//   return server.run();  // until SIGINT/SIGTERM/SIGHUP (graceful) or stop()
 //
 // Not thread-safe: call it from the thread that runs it (handlers run there).
 #pragma once
@@ -77,9 +77,14 @@ struct ServerOptions {
   FramingLimits framing_limits;
   CodecLimits codec_limits;
   PeerLimits peer_limits;
-  // How long in-flight requests may still run after SIGINT/SIGTERM/stop(), or
-  // after a client's end of input, before their connection is closed.
+  // How long in-flight requests may still run after SIGINT/SIGTERM/SIGHUP/
+  // stop(), or after a client's end of input, before their connection is closed.
   Millis grace_ms = 5000;
+  // What stop() and the signals announce in $/weft/drain (docs/protocol.md,
+  // "Drain"): when callers should connect again (also the data.retry_after
+  // of the -32005 answers meanwhile), and the expected downtime (0: unknown).
+  Millis reconnect_after_ms = 1000;
+  Millis downtime_ms = 0;
   // Limits per server and per connection (docs/reliability.md; the message
   // size, nesting, batch and in-flight limits are in framing_limits,
   // codec_limits and peer_limits above). 0 turns a timeout off.
@@ -99,7 +104,10 @@ struct ServerOptions {
   // connection (slowloris), rather than only being discarded (docs/framing.md F3).
   bool close_on_frame_timeout = true;
   bool builtins = true;        // rpc.ping, rpc.discover
-  bool handle_signals = true;  // SIGINT/SIGTERM → graceful stop
+  // SIGINT/SIGTERM → stop() (drain reason "shutdown"); SIGHUP → drain reason
+  // "reload". Either way run() returns 0 once drained: a reload is the
+  // supervisor starting the process again (docs/reliability.md).
+  bool handle_signals = true;
   std::string title = "weft";  // rpc.discover info.title
   // Log sink (one line, no newline). Default: stderr, "weft: " prefix.
   std::function<void(std::string_view)> log;
@@ -153,9 +161,14 @@ class Server {
 
   // Runs until stopped; returns 0 after a clean stop.
   int run();
-  // Graceful stop: stop accepting, let in-flight requests finish (at most
+  // Graceful stop: stop accepting, send $/weft/drain (reason "shutdown",
+  // reconnect_after_ms, downtime_ms) on every open connection, refuse new
+  // requests on them with -32005, let in-flight requests finish (at most
   // grace_ms), close connections, remove socket files, return from run().
   void stop();
+  // The same with another notice (SIGHUP uses reason "reload"). Only the
+  // first stop() or drain() counts.
+  void drain(DrainNotice notice);
 
   // Connections open now, and when the server started (now_ms()).
   std::size_t connections() const;
