@@ -22,6 +22,7 @@ struct Connection::Impl final : FrameHandler {
     po.default_timeout = opts.default_timeout;
     po.send = [this](Outgoing&& out) { send(out); };
     po.diagnostic = opts.diagnostic;
+    po.on_drain = opts.on_drain;
     po.clock = [this] { return now; };  // the time of the feed/advance in progress
     peer = std::make_unique<Peer>(std::move(po));
   }

@@ -36,6 +36,8 @@ struct ConnectionOptions {
   std::size_t max_error_replies = 16;
   std::function<void(std::string_view bytes)> write;  // required: framed bytes out
   std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
+  // The other side announced a drain (PeerOptions::on_drain): optional.
+  std::function<void(const DrainNotice&)> on_drain;
 };
 
 // A Peer over one byte stream (see the top of this file).

@@ -53,6 +53,7 @@ CallId Client::Impl::call(std::string method, std::optional<json> params, CallPo
     return id;
   }
   rearm();
+  if (hold_for_drain(id)) return id;
   if (link_open) send(id);
   else {
     queue.push_back(id);
@@ -73,7 +74,10 @@ void Client::Impl::send(CallId id) {
   auto r = link->peer().call(
       c.method, std::move(p),
       [w = weak_from_this(), id, l = link.get()](Result<json> res) {
-        if (auto s = w.lock()) s->answered(id, l, std::move(res));
+        if (auto s = w.lock()) {
+          s->answered(id, l, std::move(res));
+          s->drain_check();  // the last call on a drained link closes it
+        }
       },
       o, now_ms());
   if (r) {
@@ -109,6 +113,7 @@ void Client::Impl::answered(CallId id, Link* l, Result<json> r) {
     return;
   }
   answered_on_link = true;
+  if (requeue_refused(id, l, r.error())) return;
   if (c.policy.retry && c.sends < c.policy.max_attempts && backoff(id, r.error())) return;
   settle(id, Outcome::Status::RemoteError, {}, r.error());
 }
@@ -161,6 +166,7 @@ void Client::Impl::settle(CallId id, Outcome::Status st, json result, std::optio
     timer.cancel();
     armed.reset();
   }
+  drain_check();  // a timed-out or cancelled call may have been the last on a drained link
   Outcome o;
   o.status = st;
   o.result = std::move(result);
@@ -188,7 +194,7 @@ bool Client::Impl::cancel(CallId id) {
 Result<void> Client::Impl::notify(std::string method, std::optional<json> params) {
   if (!addr) return addr.error();
   if (for_good) return Error(code::kClosed, "the client is closed");
-  if (link_open) {
+  if (link_open && !(drain_notice && cfg.reconnect)) {
     auto r = link->peer().notify(std::move(method), std::move(params));
     link->flush();
     return r;
@@ -231,6 +237,7 @@ void Client::Impl::wake() {
       wakeups.erase({*c.retry_at, id});
       c.retry_at.reset();
       c.at = At::Queue;
+      if (hold_for_drain(id)) continue;
       if (link_open) send(id);
       else {
         queue.push_back(id);

@@ -37,6 +37,9 @@ void Client::Impl::start_connect() {
   h.closed = [w](Error why, bool was_open, bool retryable) {
     if (auto s = w.lock()) s->closed(std::move(why), was_open, retryable);
   };
+  h.drain = [w](const DrainNotice& n) {
+    if (auto s = w.lock()) s->drained(n);
+  };
   h.diagnostic = [w, this](const Diagnostic& d) {
     if (auto s = w.lock()) diagnostic(d);
   };
@@ -112,6 +115,9 @@ void Client::Impl::closed(Error why, bool was_open, bool retryable) {
   link.reset();
   link_open = false;
   on_wire = 0;
+  const auto notice = std::move(drain_notice);
+  drain_notice.reset();
+  drain_closing = false;
   last_error = why;
   const bool healthy = was_open && (answered_on_link || now_ms() - opened_at >= kHealthyAfterMs);
   failures = healthy ? 0 : failures + 1;
@@ -143,6 +149,7 @@ void Client::Impl::closed(Error why, bool was_open, bool retryable) {
     for (auto& f : cbs) f();
     return;
   }
+  if (reconnect_after_drain(notice)) return;
   const bool want = !queue.empty() || !notes.empty() || (was_open && cfg.reconnect);
   const bool may = (was_open || retryable) && failures < cfg.connect_attempts;
   if (want && may) {

@@ -64,6 +64,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
     po.limits = cfg.peer_limits;
     po.send = [this](Outgoing&& o) { post_message(std::move(o)); };
     po.diagnostic = hooks_.diagnostic;
+    po.on_drain = hooks_.drain;
     peer_ = std::make_unique<Peer>(std::move(po));
     if (hooks_.setup) hooks_.setup(*peer_);
   }

@@ -71,6 +71,10 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // its calls fail as a -32700 answer (exit 1), not as a lost connection.
   bool undecodable = false;
   std::size_t on_wire = 0;
+  // The server of the open link announced a drain: nothing new goes on it
+  // (drain.cpp).
+  std::optional<DrainNotice> drain_notice;
+  bool drain_closing = false;  // the drained link has been asked to close
   State state = State::Idle;
   int failures = 0;  // consecutive failed connection attempts
   int cycle_attempts = 0;  // attempts since the last connection opened
@@ -96,6 +100,14 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   Result<void> notify(std::string method, std::optional<json> params);
   void rearm();
   void wake();
+
+  // drain.cpp
+  bool can_send() const { return link_open && !drain_notice; }
+  void drained(const DrainNotice& n);
+  bool hold_for_drain(CallId id);
+  bool requeue_refused(CallId id, Link* l, const Error& e);
+  void drain_check();
+  bool reconnect_after_drain(const std::optional<DrainNotice>& n);
 
   // connection.cpp
   void ensure_connecting();

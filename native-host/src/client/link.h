@@ -28,6 +28,8 @@ struct LinkHooks {
   // `was_open` whether `opened` ran; `retryable` whether connecting again may
   // help (refused, missing socket, reset — not a bad address or a failed spawn).
   std::function<void(Error why, bool was_open, bool retryable)> closed;
+  // The server announced a drain ($/weft/drain, PeerOptions::on_drain).
+  std::function<void(const DrainNotice&)> drain;
   // Everything the Peer or the framing reports (BadFrame, ErrorWithoutId, …).
   std::function<void(const Diagnostic&)> diagnostic;
   std::function<void(std::string_view)> log;

@@ -144,6 +144,7 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     sc.eof_grace = 0;  // the server ended the stream: nothing will read our answers
     sc.log = hooks_.log;
     sc.conn.diagnostic = hooks_.diagnostic;
+    sc.conn.on_drain = hooks_.drain;
     session_ = std::make_shared<Session>(io_, std::move(in), std::move(out), std::move(sc));
     if (hooks_.setup) hooks_.setup(session_->peer());
     session_->on_closed = [w = weak_from_this()](const std::string& why) {

@@ -36,6 +36,7 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
       write_next();
     };
     po.diagnostic = hooks_.diagnostic;
+    po.on_drain = hooks_.drain;
     peer_ = std::make_unique<Peer>(std::move(po));
     if (hooks_.setup) hooks_.setup(*peer_);
   }

@@ -32,6 +32,17 @@
 //   $/cancelRequest so that it can stop the work.
 // - cancel(): the call settles at once with -32800 (Status::Cancelled) and the
 //   server is sent $/cancelRequest.
+// - Drain (docs/protocol.md, "Drain"): when the server sends $/weft/drain,
+//   ClientConfig::on_drain is told; nothing new is sent on that connection;
+//   the calls on it get their answers, once; then the client closes it, waits
+//   the notice's reconnect_after (plus up to 10% jitter) and connects again.
+//   Calls and notifications made meanwhile wait for the new connection (at
+//   most peer_limits.max_pending calls; beyond, -32003) and are sent there,
+//   once. A call with retry that the draining server answered -32005 (sent
+//   before the notice arrived, so never run) waits the same way, instead of
+//   also being scheduled by the retry backoff; one without retry fails with
+//   that -32005. With `reconnect` false, calls made meanwhile fail at once
+//   with -32005 (data: retry_after, reason), the core's rule.
 // - Bytes the client cannot decode (bad frame, wrong codec, a child writing
 //   garbage on stdout) close the connection: the stream can no longer be
 //   trusted to match answers to calls.
@@ -97,6 +108,9 @@ struct ClientConfig {
   // through to our stderr unchanged (and its tail kept for error messages).
   std::function<void(std::string_view)> log;
   bool verbose = false;            // also log each reconnect / retry
+  // The server announced a drain ($/weft/drain: reason, downtime,
+  // reconnect_after); the client acts on it as described above. Optional.
+  std::function<void(const DrainNotice&)> on_drain;
 };
 
 // Options of one Client call: its timeout, and whether it may be retried.
