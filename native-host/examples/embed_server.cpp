@@ -23,5 +23,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", r.error().message.c_str());
     return 1;
   }
-  return server.run();  // SIGINT/SIGTERM: graceful stop, socket file removed
+  return server.run();  // SIGINT/SIGTERM/SIGHUP: drain, socket file removed
 }
