@@ -161,19 +161,20 @@ test('beyond --max-connections the upgrade is answered 503', T, async () => {
   }
 });
 
-test('SIGTERM: a request in flight is answered, then the connection is closed 1001 and the server exits 0', T, async () => {
+test('SIGTERM: the drain notice, the request in flight answered, then the connection is closed 1001 and the server exits 0', T, async () => {
   const s = await startWeb(['--ws', '0', '--demo']);
   const ws = await open(s.ws);
   const answers = [];
-  const two = new Promise((r) => ws.on('message', (d) => { answers.push(JSON.parse(String(d))); if (answers.length === 2) r(); }));
+  const three = new Promise((r) => ws.on('message', (d) => { answers.push(JSON.parse(String(d))); if (answers.length === 3) r(); }));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 300 } }));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'rpc.ping' }));
   const c = closed(ws);
   await within(5000, new Promise((r) => ws.once('message', r)), 'ping answer');  // sleep is in flight now
   const exit = s.stop('SIGTERM');
-  await within(5000, two, 'sleep answer');
-  assert.deepEqual(answers.map((a) => a.id), [2, 1]);
-  assert.equal(answers[1].result, 300);
+  await within(5000, three, 'sleep answer');
+  // docs/protocol.md, "Drain" (tests/host/drain.test.mjs has the -32005 part).
+  assert.deepEqual(answers.map((a) => a.id ?? a.method), [2, '$/weft/drain', 1]);
+  assert.equal(answers[2].result, 300);
   assert.equal((await c).code, 1001);
   assert.deepEqual(await exit, { code: 0, signal: null });
 });
