@@ -12,9 +12,9 @@ import http from 'node:http';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { JSONRPCClient } from 'json-rpc-2.0';
-import { connectUnix, killAll, startServer, tempDir, within } from './helpers.mjs';
+import { spawn } from 'node:child_process';
+import { WEFT_BIN, connectUnix, killAll, startServer, tempDir, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
-import { until } from '../support/until.mjs';
 
 const T = { timeout: 30000 };
 const tmp = tempDir();
@@ -28,8 +28,22 @@ after(() => {
 const isDrain = (m) => m.method === '$/weft/drain';
 // The first $/weft/drain a raw client received (unmatched: it has no id).
 async function drainNotice(client) {
-  await until(() => client.unmatched.some(isDrain) || client.closed, 'drain notice or close');
+  while (!client.unmatched.some(isDrain))
+    await within(5000, new Promise((r) => client.waiters.push(r)), 'drain notice');
   return client.unmatched.find(isDrain);
+}
+// Resolves once `cond()` holds, checked after each `event` of `emitter`
+// (whose listener that records what `cond` looks at was added first).
+function when(emitter, event, cond, what) {
+  return within(5000, new Promise((resolve) => {
+    const check = () => {
+      if (!cond()) return;
+      emitter.off(event, check);
+      resolve();
+    };
+    emitter.on(event, check);
+    check();
+  }), what);
 }
 
 test('SIGTERM with calls in flight: every connection gets $/weft/drain, each call in flight completes once, a new request gets -32005 with data, the socket file is removed, exit 0', T, async () => {
@@ -52,7 +66,7 @@ test('SIGTERM with calls in flight: every connection gets $/weft/drain, each cal
   assert.deepEqual(await within(10000, srv.exited, 'exit'), { code: 0, signal: null });
   assert.ok(!existsSync(p), 'socket file removed');
   for (const { client, socket } of conns) {
-    await until(() => client.closed, 'the server closes the connection');
+    if (!client.closed) await within(5000, new Promise((r) => socket.once('close', r)), 'the server closes the connection');
     // Exactly once: nothing but the notice arrived without a waiting request.
     assert.deepEqual(client.unmatched.filter((m) => !isDrain(m)), []);
     socket.destroy();
@@ -103,9 +117,9 @@ test('WebSocket: SIGTERM sends $/weft/drain, a new request gets -32005, the call
   const closed = new Promise((r) => ws.once('close', (code) => r(code)));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 1000 } }));
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'rpc.ping' }));
-  await until(() => got.some((m) => m.id === 2), 'ping answered');
+  await when(ws, 'message', () => got.some((m) => m.id === 2), 'ping answered');
   const exit = s.stop('SIGTERM');
-  await until(() => got.some(isDrain), 'drain notice');
+  await when(ws, 'message', () => got.some(isDrain), 'drain notice');
   assert.deepEqual(got.find(isDrain).params, { reason: 'shutdown', downtime: 0, reconnect_after: 400 });
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'rpc.ping' }));
   assert.equal(await within(5000, closed, 'close'), 1001);
@@ -190,9 +204,46 @@ test('a client we did not write (npm json-rpc-2.0) takes the notice harmlessly a
   const inflight = client.request('sleep', { ms: 1000 });
   assert.equal(await client.request('subtract', [5, 3]), 2);
   srv.kill('SIGTERM');
-  await until(() => received.some(isDrain), 'drain notice');
+  await when(socket, 'data', () => received.some(isDrain), 'drain notice');
   await assert.rejects(client.request('subtract', [5, 3]), (e) => e.code === -32005 && e.data.reason === 'shutdown');
   assert.equal(await within(5000, inflight, 'in flight'), 1000);
   assert.deepEqual(await within(10000, srv.exited, 'exit'), { code: 0, signal: null });
   socket.destroy();
+});
+
+test('weft call --session across a reload: the call in flight is answered, a line read while draining gets -32005, a line after the restart is answered by the new server', T, async () => {
+  const p = sockPath();
+  const first = await startServer(['serve', '--unix', p, '--demo', '--reconnect-after', '200']);
+  const cli = spawn(WEFT_BIN, ['call', '--session', '--unix', p, '--verbose'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  cli.stdout.on('data', (d) => (out += d));
+  cli.stderr.on('data', (d) => (err += d));
+  const exited = new Promise((r) => cli.once('close', (code) => r(code)));
+  const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  cli.stdin.write('sleep {"ms": 800}\n');
+  // The session's first request leaves with its connection: once the server
+  // counts it (ours is the other one), the sleep is in flight.
+  const side = await connectUnix(p);
+  await within(10000, (async () => {
+    while ((await side.client.request('rpc.ping')).result.connections < 2);
+  })(), 'the session connected');
+  side.socket.destroy();
+  first.kill('SIGHUP');
+  await when(cli.stderr, 'data', () => /server draining \(reload\)/.test(err), 'the client saw the notice');
+  cli.stdin.write('echo ["meanwhile"]\n');
+  assert.deepEqual(await within(10000, first.exited, 'first server exit'), { code: 0, signal: null });
+  await when(cli.stderr, 'data', () => /drained connection closed/.test(err), 'the client saw the close');
+  const second = await startServer(['serve', '--unix', p, '--demo']);
+  cli.stdin.end('echo ["after"]\n');
+  assert.equal(await within(10000, exited, 'session end'), 1);  // the -32005 line is an error answer
+  const got = lines();
+  assert.equal(got.length, 3);
+  assert.deepEqual(got[0], { jsonrpc: '2.0', result: 800, id: 1 });
+  assert.equal(got[1].id, 2);
+  assert.equal(got[1].error.code, -32005);
+  assert.deepEqual(got[1].error.data, { retry_after: 200, reason: 'reload' });
+  assert.deepEqual(got[2], { jsonrpc: '2.0', result: ['after'], id: 3 });
+  second.kill('SIGTERM');
+  await within(10000, second.exited, 'second server exit');
 });

@@ -79,7 +79,11 @@ void Client::Impl::drain_check() {
 // failure backoff: a drain is not a failure). False when the client is
 // closing or reconnect is off (then the ordinary rules apply).
 bool Client::Impl::reconnect_after_drain(const std::optional<DrainNotice>& n) {
-  if (!n || closing || for_good || !cfg.reconnect) return false;
+  if (!n || closing || for_good) return false;
+  if (!cfg.reconnect) {
+    if (cfg.verbose) log(cfg.address + ": drained connection closed; the next call connects again");
+    return false;
+  }
   failures = 0;
   state = State::Connecting;
   std::uniform_real_distribution<double> jitter(0.0, static_cast<double>(n->reconnect_after) * kReconnectJitter);
