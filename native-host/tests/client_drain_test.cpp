@@ -265,3 +265,62 @@ TEST_CASE("drain: with reconnect off, a call made while draining fails at once w
   CHECK(in_flight->result == "released");  // the call in flight still completed
   CHECK(held.size() == 1);                 // the refused call never reached the server
 }
+
+TEST_CASE("drain: calls waiting for the reconnection are bounded by max_pending; beyond, -32003 at once") {
+  TempDir dir;
+  const std::string path = dir.path + "/s.sock";
+  // "hold" drains the server and is answered at once: the connection closes
+  // after it, and the client waits reconnect_after.
+  auto first = std::make_unique<Running>(draining_server());
+  first->server.on_peer([&](weft::Peer& p) {
+    p.method("hold", [&](const json&) -> weft::Result<json> {
+      first->server.drain(reload());
+      return json("held");
+    });
+  });
+  std::atomic<bool> first_done{false};
+  REQUIRE(first->server.listen_unix(path));
+  first->thread = std::thread([&] {
+    first->server.run();
+    first_done = true;
+  });
+
+  boost::asio::io_context io;
+  auto cfg = config("unix:" + path);
+  cfg.peer_limits.max_pending = 4;
+  std::vector<Outcome> outcomes;
+  Client* cp = nullptr;
+  auto make = [&](int i) {
+    cp->call("work", json::array({i}), {.timeout = 30000}, [&](Outcome o) { outcomes.push_back(std::move(o)); });
+  };
+  cfg.on_drain = [&](const weft::DrainNotice&) {
+    for (int i = 0; i < 3; ++i) make(i);  // while the drained connection is open
+  };
+  Client client(io, cfg);
+  cp = &client;
+  std::optional<Outcome> held;
+  client.call("hold", std::nullopt, {.timeout = 30000}, [&](Outcome o) { held = std::move(o); });
+  int closes = 0;
+  client.on_connection = [&](bool open, const std::string&) {
+    if (open) return;
+    ++closes;
+    for (int i = 3; i < 6; ++i) make(i);  // after it closed, before the reconnection
+  };
+  run_until(io, [&] { return held && closes == 1 && first_done && outcomes.size() == 2; });
+  first->thread.join();
+  // Two of the six were over the bound of four waiting calls.
+  for (auto& o : outcomes) UNSCOPED_INFO(o.error.code << " " << o.error.message);
+  REQUIRE(outcomes.size() == 2);
+  for (auto& o : outcomes) {
+    CHECK(o.status == S::RemoteError);
+    CHECK(o.error.code == weft::code::kOverloaded);
+  }
+  Tally second_runs;
+  auto second = second_server(path, second_runs);
+  run_until(io, [&] { return outcomes.size() == 6; });
+  int ok = 0;
+  for (auto& o : outcomes) ok += o.ok() ? 1 : 0;
+  CHECK(ok == 4);
+  CHECK(second_runs.size() == 4);
+  for (int i = 0; i < 4; ++i) CHECK(second_runs.of(i) == 1);  // the first four made, each once
+}

@@ -59,6 +59,7 @@ void Client::Impl::opened() {
   cycle_attempts = 0;
   answered_on_link = false;
   ++connections;
+  drain_waiting = false;
   auto ids = std::move(queue);
   queue.clear();
   for (CallId id : ids) {
@@ -118,6 +119,9 @@ void Client::Impl::closed(Error why, bool was_open, bool retryable) {
   const auto notice = std::move(drain_notice);
   drain_notice.reset();
   drain_closing = false;
+  // Calls made from here (on_connection below included) wait for the
+  // reconnection after a drain (drain.cpp).
+  drain_waiting = notice && cfg.reconnect && !closing && !for_good;
   last_error = why;
   const bool healthy = was_open && (answered_on_link || now_ms() - opened_at >= kHealthyAfterMs);
   failures = healthy ? 0 : failures + 1;
@@ -186,6 +190,7 @@ void Client::Impl::fail_waiting(const Error& why) {
 void Client::Impl::close(bool good, const Error& why) {
   for_good = for_good || good;
   closing = true;
+  drain_waiting = false;
   reconnect_timer.cancel();
   if (link) link->close(why);  // → closed(): every call on it fails
   else {

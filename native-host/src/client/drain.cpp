@@ -30,10 +30,12 @@ void Client::Impl::drained(const DrainNotice& n) {
   drain_check();
 }
 
-// Made while the link drains, with reconnect on: wait for the next
-// connection, bounded like calls on one connection (PeerLimits::max_pending).
+// Made while the link drains (with reconnect on) or before the reconnection
+// after it: wait for the next connection, bounded like calls on one
+// connection (PeerLimits::max_pending).
 bool Client::Impl::hold_for_drain(CallId id) {
-  if (!link_open || !drain_notice || !cfg.reconnect) return false;
+  const bool draining = link_open && drain_notice && cfg.reconnect;
+  if (!draining && !drain_waiting) return false;
   const std::size_t waiting = queue.size() - notes.size();
   if (waiting >= cfg.peer_limits.max_pending) {
     // Completions never run inside call(): post it.
@@ -47,6 +49,7 @@ bool Client::Impl::hold_for_drain(CallId id) {
   }
   calls.at(id).at = At::Queue;
   queue.push_back(id);
+  if (!link_open) ensure_connecting();  // already Connecting: reconnect_after's timer runs
   return true;
 }
 
@@ -86,6 +89,7 @@ bool Client::Impl::reconnect_after_drain(const std::optional<DrainNotice>& n) {
   }
   failures = 0;
   state = State::Connecting;
+  drain_waiting = true;
   std::uniform_real_distribution<double> jitter(0.0, static_cast<double>(n->reconnect_after) * kReconnectJitter);
   const Millis delay = n->reconnect_after + static_cast<Millis>(jitter(rng));
   if (cfg.verbose) log(cfg.address + ": drained (" + n->reason + "); reconnecting in " + std::to_string(delay) + " ms");

@@ -75,6 +75,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // (drain.cpp).
   std::optional<DrainNotice> drain_notice;
   bool drain_closing = false;  // the drained link has been asked to close
+  bool drain_waiting = false;  // closed after a drain; waiting reconnect_after
   State state = State::Idle;
   int failures = 0;  // consecutive failed connection attempts
   int cycle_attempts = 0;  // attempts since the last connection opened
@@ -102,7 +103,6 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   void wake();
 
   // drain.cpp
-  bool can_send() const { return link_open && !drain_notice; }
   void drained(const DrainNotice& n);
   bool hold_for_drain(CallId id);
   bool requeue_refused(CallId id, Link* l, const Error& e);
