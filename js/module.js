@@ -52,8 +52,10 @@ const hooks = {
       const name = str(kp, kn);
       if (Object.hasOwn(v, name)) {
         kept = pushInbound(v[name]);
+        // Left out as undefined members are (cheaper than delete, which
+        // turns the copy into a dictionary: a few µs per streamed chunk).
         v = { ...v };
-        delete v[name];
+        v[name] = undefined;
       }
     }
     let t;
