@@ -43,9 +43,7 @@ const PACK_KEY = 'weft/pack';
 const ANNOUNCE_METHOD = '$/weft/pack';
 const ANNOUNCE = Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD });
 
-// The flush runs as a microtask. A resolved promise's then() is the cheapest
-// way to queue one: Node's queueMicrotask wraps every callback in an async
-// resource (measured ~0.5 µs per call, paid on every answer).
+// The flush's microtask: Node's queueMicrotask costs an async resource each.
 const resolved = Promise.resolve();
 
 function isAnnouncement(d) {
@@ -65,9 +63,7 @@ const PACK_MAX = 32;
 const BULKY = 8192;
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
-// (a cheap guess: small calls must not pay for a full walk). The walk's
-// state is module-level rather than a closure: this runs for every message
-// a packing transport queues.
+// (a cheap guess: small calls must not pay for a full walk).
 let budget = 0;
 let size = 0;
 function walk(v, depth) {
@@ -82,7 +78,6 @@ function walk(v, depth) {
 function bulky(m) {
   if (m === null || typeof m !== 'object') return false;
   const p = m.params !== undefined ? m.params : m.result !== undefined ? m.result : m.error?.data;
-  // Numbers, booleans, null: never bulky, no walk.
   if (typeof p !== 'object' && typeof p !== 'string') return false;
   budget = 32;
   size = 0;
@@ -135,9 +130,7 @@ export function createPacker(post, mode, shallowPosts = false) {
   let queue = [];
   let bulkyAt = [];  // indices in `queue` of the bulky messages (posted alone)
   let scheduled = false;
-  // Inside unpack(): whatever deliver() queues is flushed as soon as it
-  // returns, so no microtask needs scheduling for it.
-  let delivering = false;
+  let delivering = false;  // in unpack(), which flushes after delivery
 
   const report = (m, e) => {
     if (sendError) {
@@ -175,8 +168,7 @@ export function createPacker(post, mode, shallowPosts = false) {
       return;
     }
     if (n === 1) {
-      // Posted as is; the array stays ours and is reused (pop(): cheaper
-      // than setting length, which is a runtime call).
+      // Posted as is; the array stays ours and is reused.
       const m = q.pop();
       if (bulkyAt.length) bulkyAt.pop();
       postOne(m);
