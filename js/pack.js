@@ -30,7 +30,8 @@
 // and throws what postMessage throws (e.g. DataCloneError). Packing — and
 // always for windowTransport, which posts only from the flush — send() never
 // throws (except for a bulky message a port/worker transport posts at once,
-// or one it posts at once as `alone`): if the flush fails,
+// one it posts at once as `alone`, or the first one sent while a plain
+// message is delivered): if the flush fails,
 // each queued message is posted on its own, and for each that still fails the
 // handler given to onSendError(fn) is called as fn(message, error) — later
 // than send(), from a microtask (or from destroy()), with the very object
@@ -130,7 +131,7 @@ export function createPacker(post, mode, shallowPosts = false) {
   let queue = [];
   let bulkyAt = [];  // indices in `queue` of the bulky messages (posted alone)
   let scheduled = false;
-  let delivering = false;  // in unpack(), which flushes after delivery
+  let delivering = 0;  // in unpack() (it flushes after): 1 a message, 2 a frame
 
   const report = (m, e) => {
     if (sendError) {
@@ -206,6 +207,10 @@ export function createPacker(post, mode, shallowPosts = false) {
       // other is pending): queueing would only delay it. Posted at once, and
       // failures reported as for a flush.
       if (alone && !shallowPosts && queue.length === 0 && !bulkyAt.length) { postOne(msg); return; }
+      // The first message sent while a plain message is delivered (its
+      // answer) goes at once, as unpacked: a Worker on the other side starts
+      // on it while this side finishes the call.
+      if (delivering === 1 && !shallowPosts && queue.length === 0) { post(msg); return; }
       if (bulky(msg)) {
         if (!shallowPosts) {
           if (queue.length) flushNow();
@@ -226,11 +231,12 @@ export function createPacker(post, mode, shallowPosts = false) {
       }
       let p;
       const outer = delivering;
-      delivering = true;
+      delivering = 1;
       try {
         if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
             Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
           if (mode === 'auto') packing = true;
+          delivering = 2;
           for (let i = 0; i < p.length && deliver(p[i]) !== false; i++);
         } else {
           deliver(data);
