@@ -4,7 +4,11 @@
 // repetition, order alternating), medians over repetitions. Writes
 // bench/results/latest.md and a dated copy.
 //
-//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N]
+//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b]
+//   --contenders keeps only those contenders (and the raw floors) on the Node and
+//   Chromium rows, e.g. --contenders weft,birpc: a p50 check alternating weft and
+//   its best peer, without the rest of the table (no heap or stream rows; like
+//   --only, it writes only the dated copy).
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,10 +27,13 @@ const only = onlyIdx >= 0 ? args[onlyIdx + 1] : null;
 const repsIdx = args.indexOf('--reps');
 const reps = repsIdx >= 0 ? Number(args[repsIdx + 1]) : 3;
 
+const contIdx = args.indexOf('--contenders');
+const contenders = contIdx >= 0 ? args[contIdx + 1].split(',').map((c) => c.trim()).filter(Boolean) : null;
 const cfg = quick
   ? { reps, small: { inflight: 256, ms: 1000, latencyCalls: 5000 }, large: { inflight: 256, ms: 1000, latencyCalls: 2000 }, heapCalls: 200000, streamBytes: 256 * 2 ** 20 }
   : { reps, small: { inflight: 256, ms: 1500, latencyCalls: 10000 }, large: { inflight: 256, ms: 1500, latencyCalls: 5000 }, heapCalls: 1000000, streamBytes: 2 ** 30 };
 
+cfg.contenders = contenders;
 const t0 = Date.now();
 const log = (s) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
 
@@ -35,8 +42,10 @@ let heap = null;
 let streamLines = [];
 if (!only || only === 'node') {
   Object.assign(results, await runNode(cfg, log));
-  heap = await runWeftHeap(cfg, log);
-  streamLines = await runStreams(cfg, log);
+  if (!contenders) {  // a --contenders run is a latency/throughput check only
+    heap = await runWeftHeap(cfg, log);
+    streamLines = await runStreams(cfg, log);
+  }
 }
 let nativeNotes = [];
 let browserHeap = null;
@@ -127,8 +136,8 @@ const md = lines.join('\n');
 const dir = path.join(here, 'results');
 fs.mkdirSync(dir, { recursive: true });
 // latest.md (quoted by the README) is only replaced by a run of every row.
-if (!only) fs.writeFileSync(path.join(dir, 'latest.md'), md);
+if (!only && !contenders) fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}.md`), md);
+fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}.md`), md);
 console.log(md);
-log(`wrote ${only ? 'the dated copy only (--only)' : path.join(dir, 'latest.md')}`);
+log(`wrote ${only || contenders ? 'the dated copy only (--only/--contenders)' : path.join(dir, 'latest.md')}`);

@@ -30,7 +30,8 @@
 // and throws what postMessage throws (e.g. DataCloneError). Packing — and
 // always for windowTransport, which posts only from the flush — send() never
 // throws (except for a bulky message a port/worker transport posts at once,
-// or one it posts at once as `alone`): if the flush fails,
+// one it posts at once as `alone`, or the first one sent while a plain
+// message is delivered): if the flush fails,
 // each queued message is posted on its own, and for each that still fails the
 // handler given to onSendError(fn) is called as fn(message, error) — later
 // than send(), from a microtask (or from destroy()), with the very object
@@ -42,6 +43,9 @@
 const PACK_KEY = 'weft/pack';
 const ANNOUNCE_METHOD = '$/weft/pack';
 const ANNOUNCE = Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD });
+
+// The flush's microtask: Node's queueMicrotask costs an async resource each.
+const resolved = Promise.resolve();
 
 function isAnnouncement(d) {
   return typeof d === 'object' && d !== null && d.method === ANNOUNCE_METHOD && d.jsonrpc === '2.0' && !('id' in d);
@@ -61,20 +65,24 @@ const BULKY = 8192;
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
 // (a cheap guess: small calls must not pay for a full walk).
+let budget = 0;
+let size = 0;
+function walk(v, depth) {
+  if (--budget < 0) return;
+  if (typeof v === 'string') { size += v.length; return; }
+  if (v === null || typeof v !== 'object') return;
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) { size += v.byteLength; return; }
+  if (depth > 2) return;
+  if (Array.isArray(v)) { for (let i = 0; i < v.length && budget > 0 && size <= BULKY; i++) walk(v[i], depth + 1); return; }
+  for (const k in v) { walk(v[k], depth + 1); if (budget <= 0 || size > BULKY) return; }
+}
 function bulky(m) {
-  let budget = 32;
-  let size = 0;
-  const walk = (v, depth) => {
-    if (--budget < 0) return;
-    if (typeof v === 'string') { size += v.length; return; }
-    if (v === null || typeof v !== 'object') return;
-    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) { size += v.byteLength; return; }
-    if (depth > 2) return;
-    if (Array.isArray(v)) { for (let i = 0; i < v.length && budget > 0 && size <= BULKY; i++) walk(v[i], depth + 1); return; }
-    for (const k in v) { walk(v[k], depth + 1); if (budget <= 0 || size > BULKY) return; }
-  };
   if (m === null || typeof m !== 'object') return false;
-  walk(m.params !== undefined ? m.params : m.result !== undefined ? m.result : m.error?.data, 0);
+  const p = m.params !== undefined ? m.params : m.result !== undefined ? m.result : m.error?.data;
+  if (typeof p !== 'object' && typeof p !== 'string') return false;
+  budget = 32;
+  size = 0;
+  walk(p, 0);
   return size > BULKY;
 }
 
@@ -123,6 +131,7 @@ export function createPacker(post, mode, shallowPosts = false) {
   let queue = [];
   let bulkyAt = [];  // indices in `queue` of the bulky messages (posted alone)
   let scheduled = false;
+  let delivering = 0;  // in unpack() (it flushes after): 1 a message, 2 a frame
 
   const report = (m, e) => {
     if (sendError) {
@@ -161,9 +170,8 @@ export function createPacker(post, mode, shallowPosts = false) {
     }
     if (n === 1) {
       // Posted as is; the array stays ours and is reused.
-      const m = q[0];
-      q.length = 0;
-      bulkyAt.length = 0;
+      const m = q.pop();
+      if (bulkyAt.length) bulkyAt.pop();
       postOne(m);
       return;
     }
@@ -199,6 +207,10 @@ export function createPacker(post, mode, shallowPosts = false) {
       // other is pending): queueing would only delay it. Posted at once, and
       // failures reported as for a flush.
       if (alone && !shallowPosts && queue.length === 0 && !bulkyAt.length) { postOne(msg); return; }
+      // The first message sent while a plain message is delivered (its
+      // answer) goes at once, as unpacked: a Worker on the other side starts
+      // on it while this side finishes the call.
+      if (delivering === 1 && !shallowPosts && queue.length === 0) { post(msg); return; }
       if (bulky(msg)) {
         if (!shallowPosts) {
           if (queue.length) flushNow();
@@ -210,7 +222,7 @@ export function createPacker(post, mode, shallowPosts = false) {
       queue.push(msg);
       if (queue.length >= PACK_MAX) {
         flushNow();
-      } else if (!scheduled) { scheduled = true; queueMicrotask(flush); }
+      } else if (!scheduled && !delivering) { scheduled = true; resolved.then(flush); }
     },
     unpack(data, deliver) {
       if (isAnnouncement(data)) {
@@ -218,17 +230,25 @@ export function createPacker(post, mode, shallowPosts = false) {
         return;
       }
       let p;
-      if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
-          Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
-        if (mode === 'auto') packing = true;
-        for (let i = 0; i < p.length && deliver(p[i]) !== false; i++);
-      } else {
-        deliver(data);
+      const outer = delivering;
+      delivering = 1;
+      try {
+        if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
+            Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
+          if (mode === 'auto') packing = true;
+          delivering = 2;
+          for (let i = 0; i < p.length && deliver(p[i]) !== false; i++);
+        } else {
+          deliver(data);
+        }
+      } finally {
+        delivering = outer;
+        // What the delivery answered synchronously (sync handlers) is
+        // complete: post it now rather than from the flush's microtask, one
+        // round-trip hop sooner. Answers that come later (promises) still go
+        // by microtask.
+        if (queue.length && !closed) flushNow();
       }
-      // What the delivery answered synchronously (sync handlers) is complete:
-      // post it now rather than from the flush's microtask, one round-trip
-      // hop sooner. Answers that come later (promises) still go by microtask.
-      if (queue.length && !closed) flushNow();
     },
     onSendError(fn) { sendError = fn; },
     close() {

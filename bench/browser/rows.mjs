@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startBenchServer } from './server.mjs';
-import { alternate } from '../lib/stats.mjs';
+import { alternate, selected } from '../lib/stats.mjs';
 
 export const BROWSER_TRANSPORTS = {
   'chromium-messagechannel': { label: 'Chromium MessageChannel', t: 'messagechannel' },
@@ -45,11 +45,12 @@ export async function runBrowser(cfg, log) {
     const isolated = await page.evaluate(() => window.benchIsolated);
     notes.push(`Chromium ${version} (headless, ${CHROMIUM}); page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser p50/p99 are quantized to it`);
     let oopif = null;
+    const libs = selected(LIBS, cfg.contenders);
     for (const [key, tr] of Object.entries(BROWSER_TRANSPORTS)) {
       results[key] = {};
-      for (const lib of LIBS) results[key][lib] = { small: [], large: [] };
+      for (const lib of libs) results[key][lib] = { small: [], large: [] };
       for (let rep = 0; rep < cfg.reps; rep++) {
-        for (const lib of alternate(LIBS, rep)) {
+        for (const lib of alternate(libs, rep)) {
           if (tr.t === 'iframe-cross' && oopif === null) oopif = await checkOutOfProcess(browser, page, server.crossUrl);
           const r = await page.evaluate(([t, l, c]) => window.benchOne(t, l, c), [tr.t, lib, { small: cfg.small, large: cfg.large }]);
           for (const kind of ['small', 'large']) {

@@ -12,6 +12,11 @@ export function median(xs) {
   return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
+/** `all` without the contenders `--contenders` left out (floors, 'raw…', are always kept). */
+export function selected(all, contenders) {
+  return contenders ? all.filter((l) => l.startsWith('raw') || contenders.includes(l)) : all;
+}
+
 /** Order of contenders for repetition `rep`: forward on even reps, reversed on odd. */
 export function alternate(list, rep) {
   return rep % 2 === 0 ? list.slice() : list.slice().reverse();

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { once } from 'node:events';
 import { serve, connect, CONTENDERS } from './contenders.mjs';
 import { measureCall } from '../lib/measure.mjs';
-import { alternate } from '../lib/stats.mjs';
+import { alternate, selected } from '../lib/stats.mjs';
 import * as weft from '../../js/index.js';
 
 const BIG = 'x'.repeat(64 * 1024);
@@ -34,11 +34,12 @@ export const NODE_TRANSPORTS = {
 /** results[transport][lib][call] = [{p50,p99,rate}, ...] one per repetition. */
 export async function runNode(cfg, log) {
   const out = {};
+  const libs = selected(CONTENDERS, cfg.contenders);
   for (const [key, t] of Object.entries(NODE_TRANSPORTS)) {
     out[key] = {};
-    for (const lib of CONTENDERS) out[key][lib] = { small: [], large: [] };
+    for (const lib of libs) out[key][lib] = { small: [], large: [] };
     for (let rep = 0; rep < cfg.reps; rep++) {
-      for (const lib of alternate(CONTENDERS, rep)) {
+      for (const lib of alternate(libs, rep)) {
         await t.open(lib, async (c) => {
           const v = await c.small();  // every contender (the raw floor too) answers add({a:1,b:2}) = 3
           if (v !== 3) throw new Error(`${t.label} ${lib}: add({a:1,b:2}) answered ${JSON.stringify(v)}, not 3`);
