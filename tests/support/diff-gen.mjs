@@ -425,7 +425,8 @@ export function generateSequence(seed) {
 export function makeSequence(msgs, sleepIds = collectSleepIds(msgs), seed = null) {
   return { seed, messages: msgs.map((msg) => ({ msg, foreign: isForeign(msg) })), sleepIds };
 }
-function collectSleepIds(msgs) {
+/** The ids of the sleep requests among `msgs` (each is answered once, with its id). */
+export function collectSleepIds(msgs) {
   const s = new Set();
   for (const m of msgs) for (const e of Array.isArray(m) ? m : [m])
     if (isJsonRpc(e) && e.method === 'sleep' && e.id !== undefined) s.add(e.id);

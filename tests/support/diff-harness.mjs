@@ -6,13 +6,15 @@
 // transport's one-time announcement, support/wire.mjs, is left out). After each
 // sequence a sentinel request is sent; its answer says the sequence is done
 // (wait on events, never sleep). The sentinel is `echo`, or a `sleep` longer
-// than every sleep of the sequence when it has some (timers fire in order, so
-// every sleep has answered — or been cancelled — by then).
+// than every sleep of the sequence when it has some; the sequence is done when
+// the sentinel and every sleep request have been answered. (The sentinel's
+// sleep starts later than the others, but on a loaded machine its timer may
+// still fire first: the messages before it can take longer than its margin.)
 import { spawn } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { JSONRPCServer, portTransport, ready } from '../../js/index.js';
 import { registerDiffMethods } from './diff-methods.mjs';
-import { isJsonRpc, makeSequence, maxSleep } from './diff-gen.mjs';
+import { collectSleepIds, isJsonRpc, makeSequence, maxSleep } from './diff-gen.mjs';
 import { isAnnouncement } from './wire.mjs';
 
 const PACK_KEY = 'weft/pack';
@@ -177,7 +179,14 @@ export async function runSequence(target, seq, index) {
   const stray = target.frames.splice(0);
   const sentinel = sentinelFor(seq, index);
   const msgs = seq.messages.filter((m) => !(target.native && m.foreign)).map((m) => m.msg);
-  const done = target.waitFor((f) => f !== null && typeof f === 'object' && !Array.isArray(f) && f.id === sentinel.id, 5000 + Math.max(0, maxSleep(seq)));
+  const isSentinel = (f) => f !== null && typeof f === 'object' && !Array.isArray(f) && f.id === sentinel.id;
+  const unanswered = collectSleepIds(msgs);
+  let sentinelSeen = false;
+  const done = target.waitFor((f) => {
+    for (const e of Array.isArray(f) ? f : [f]) if (e !== null && typeof e === 'object') unanswered.delete(e.id);
+    sentinelSeen ||= isSentinel(f);
+    return sentinelSeen && unanswered.size === 0;
+  }, 5000 + Math.max(0, maxSleep(seq)));
   target.send([...msgs, sentinel]);
   let n;
   try {
@@ -186,7 +195,7 @@ export async function runSequence(target, seq, index) {
     return { frames: target.frames.splice(0), stray, sentinel: { error: String(e.message) } };
   }
   const frames = target.frames.splice(0, n);
-  const answer = frames.pop();
+  const answer = frames.splice(frames.findIndex(isSentinel), 1)[0];
   return { frames, stray, sentinel: answer };
 }
 
