@@ -239,12 +239,15 @@ describe('docs/framing.md: stdout discipline, limits, read timeout, EOF', () => 
   test('SIGTERM: the drain notice, then the in-flight request answered, then exit 0', async () => {
     const child = rawServer();
     child.stdin.write(encodeFrame('lsp', '{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":300}}'));
-    await sleep(100);
+    // Answered once the server runs (its signal handlers are installed) and
+    // has the sleep in flight (a sanitized build starts slowly).
+    child.stdin.write(encodeFrame('lsp', '{"jsonrpc":"2.0","id":2,"method":"rpc.ping"}'));
+    await child.waitFor(1);
     child.kill('SIGTERM');
     const { code } = await within(5000, child.exited, 'exit after SIGTERM');
     assert.equal(code, 0);
     // docs/protocol.md, "Drain": stdio's one client is told too.
-    assert.deepEqual(await child.waitFor(2), [
+    assert.deepEqual((await child.waitFor(3)).slice(1), [
       { jsonrpc: '2.0', method: '$/weft/drain', params: { reason: 'shutdown', downtime: 0, reconnect_after: 1000 } },
       { jsonrpc: '2.0', id: 1, result: 300 },
     ]);
