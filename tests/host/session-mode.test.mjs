@@ -1,7 +1,7 @@
 // `weft call --session`: one connection, one request per stdin line, one
 // answer per line in input order, exit status the highest of the lines'
-// codes. The README's examples for it (and the persistent client's C++
-// example) are run here as written.
+// codes. The README's transcript of it runs in tests/js/docs-examples.test.mjs;
+// the persistent client's C++ example is checked here to be the file ctest runs.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -136,22 +136,7 @@ function readmeBlock(heading, lang) {
   return readme.slice(open + lang.length + 4, close + 1);
 }
 
-describe('README: session mode and the persistent client', () => {
-  test('every `$` example of "Session mode" prints what the README shows', async () => {
-    const block = readmeBlock('### Session mode', 'sh');
-    const examples = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith('$ ')) examples.push({ cmd: line.slice(2), out: [] });
-      else if (line && examples.length) examples.at(-1).out.push(line);
-    }
-    assert.ok(examples.length >= 3);
-    const env = { PATH: `${path.dirname(WEFT_BIN)}:${process.env.PATH}` };
-    for (const { cmd, out } of examples) {
-      const r = await shell(cmd.replaceAll('/tmp/weft.sock', sock), env);
-      assert.deepEqual(r.stdout.trim().split('\n'), out, `${cmd}\nstderr: ${r.stderr}`);
-    }
-  });
-
+describe('README: the persistent client', () => {
   test('the C++ example is examples/persistent_client.cpp, as built and run by ctest', () => {
     const block = readmeBlock('### The persistent client (C++)', 'cpp');
     const file = readFileSync(path.join(repoRoot, 'native-host', 'examples', 'persistent_client.cpp'), 'utf8');
