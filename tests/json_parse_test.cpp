@@ -286,8 +286,11 @@ struct Recorder final : weft::detail::EnvelopeSink {
   void end_array() override { log += "]"; }
   void begin_object() override { log += "{"; }
   bool want(std::string_view name) override { return name != skip; }
-  void member(std::string&& name, json&& v, std::string_view text) override {
-    log += name + "=" + v.dump() + (text.empty() ? "" : "~" + std::string(text)) + ";";
+  void member(std::string_view name, json&& v, std::string_view text) override {
+    log += std::string(name) + "=" + v.dump() + (text.empty() ? "" : "~" + std::string(text)) + ";";
+  }
+  void member_text(std::string_view name, std::string_view text) override {
+    log += std::string(name) + "=" + json(std::string(text)).dump() + ";";
   }
   void end_object() override { log += "}"; }
   void value(json&& v) override { log += "<" + v.dump() + ">"; }

@@ -453,9 +453,10 @@ TEST_CASE("classify(Envelope) gives the Items that classify() gives the same JSO
   auto envelope = [](const std::string& text, std::optional<std::string> lexeme = std::nullopt) {
     json v = json::parse(text);
     Envelope e;
+    for (auto [key, slot] : {std::pair{"jsonrpc", &e.jsonrpc}, {"method", &e.method}})
+      if (auto it = v.find(key); it != v.end()) *slot = string_member(*it);
     const std::initializer_list<std::pair<const char*, std::optional<json>*>> members = {
-        {"jsonrpc", &e.jsonrpc}, {"method", &e.method}, {"params", &e.params},
-        {"id", &e.id},           {"result", &e.result}, {"error", &e.error}};
+        {"params", &e.params}, {"id", &e.id}, {"result", &e.result}, {"error", &e.error}};
     for (auto [key, slot] : members)
       if (auto it = v.find(key); it != v.end()) *slot = *it;
     e.id_lexeme = std::move(lexeme);

@@ -143,8 +143,9 @@ Item read_descriptor(const double* d, const char* in) {
   if (static_cast<int>(d[D_SHAPE]) != VALUE_OBJECT)
     return classify_non_object(scalar(d, D_SHAPE, D_SHAPE, D_SHAPE, in));
   Envelope e;
-  if (present(d, D_JSONRPC_KIND)) e.jsonrpc = scalar(d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in);
-  if (present(d, D_METHOD_KIND)) e.method = scalar(d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
+  if (present(d, D_JSONRPC_KIND))
+    e.jsonrpc = string_member(scalar(d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in));
+  if (present(d, D_METHOD_KIND)) e.method = string_member(scalar(d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in));
   if (present(d, D_ID_KIND)) {
     e.id = scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in);
     // A number that is not a safe integer: its JS text is the lexeme.

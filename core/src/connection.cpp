@@ -13,6 +13,7 @@ struct Connection::Impl final : FrameHandler {
   Millis now = 0;
   std::string frame;  // reused: frame header room, then the encoded message
   std::size_t error_run = 0;  // undecodable frames in a row
+  Incoming spare;             // the last frame's Incoming, its vector reused
 
   explicit Impl(ConnectionOptions o) : opts(std::move(o)) {
     decoder = make_decoder(opts.framing, opts.framing_limits);
@@ -62,11 +63,15 @@ struct Connection::Impl final : FrameHandler {
       // The JSON codec's decode + classify without building the envelope
       // object or a Document (json_parse.h, EnvelopeBuilder): same errors,
       // same messages.
-      detail::EnvelopeBuilder envelope(opts.peer_limits.max_batch);
+      // The Incoming is taken out of `spare` and put back after: a handler
+      // that feeds this connection again meanwhile gets a vector of its own.
+      detail::EnvelopeBuilder envelope(opts.peer_limits.max_batch, std::move(spare));
       if (Result<void> r = detail::parse_json(payload, opts.codec_limits.max_depth, envelope); !r)
         return undecodable(r.error());
       error_run = 0;
-      peer->receive(envelope.take());
+      Incoming in = envelope.take();
+      peer->receive(std::move(in));  // works in place: `in` keeps its vector
+      spare = std::move(in);
       return;
     }
     Result<Document> doc = codec->decode(payload);

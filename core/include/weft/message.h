@@ -149,13 +149,22 @@ struct Incoming {
 // themselves (the WebAssembly binding, which receives JavaScript objects).
 // Payload members (params, result, error.data) may hold host placeholders of
 // the right JSON type: classify() only checks their type and moves them.
+//
+// "jsonrpc" and "method" must be strings (§4), so they are held as text when
+// they are (a json string would cost a heap allocation per message), else as
+// the value found, whose type classify() names in its error.
+using StringMember = std::variant<std::string, json>;
 struct Envelope {
   // The members as found; nullopt when absent.
-  std::optional<json> jsonrpc, method, params, id, result, error;
+  std::optional<StringMember> jsonrpc, method;
+  std::optional<json> params, id, result, error;
   // The source text of "id" when it is a number but not a 64-bit integer
   // (see Id): a response then echoes it byte for byte.
   std::optional<std::string> id_lexeme;
 };
+
+// A member's value as a StringMember: a string's text, else the value.
+StringMember string_member(json v);
 
 // Validates one message object given as its members (rules as classify()).
 // Moves method and payloads out of `e`.

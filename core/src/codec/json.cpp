@@ -31,14 +31,14 @@ class DocumentBuilder final : public detail::ValueBuilder {
  public:
   std::vector<IdLexeme> lexemes;
 
-  void member(std::string&& name, json&& value, std::string_view number_text) override {
+  void member(std::string_view name, json&& value, std::string_view number_text) override {
     if (name == "id") {
       const int index = element();
       // A repeated "id" replaces the earlier value (last wins), so its lexeme goes too.
       if (!lexemes.empty() && lexemes.back().index == index) lexemes.pop_back();
       if (!number_text.empty()) lexemes.push_back(IdLexeme{index, std::string(number_text)});
     }
-    ValueBuilder::member(std::move(name), std::move(value), number_text);
+    ValueBuilder::member(name, std::move(value), number_text);
   }
 };
 

@@ -101,10 +101,12 @@ class Parser {
     SkipObject,
   };
   static bool is_array(Kind k) { return k == Kind::Batch || k == Kind::Array || k == Kind::SkipArray; }
+  // No default member initializers: FrameStack's local frames stay
+  // uninitialized until pushed.
   struct Frame {
     Kind kind;
-    json::array_t* array = nullptr;
-    json::object_t* object = nullptr;
+    json::array_t* array;
+    json::object_t* object;
   };
 
   std::size_t at() const { return static_cast<std::size_t>(p_ - b_); }
@@ -135,7 +137,7 @@ class Parser {
   }
 
   bool value(json* out);
-  bool string(std::string& out);
+  bool string(std::string_view& out, std::string& buf);
   bool escape(std::string& out);
   bool number(json* out);
   bool literal(const char* word, std::size_t n, json v, json* out);
@@ -177,11 +179,17 @@ class Parser {
   FrameStack stack_;
   json* slot_ = nullptr;          // where the next value goes; nullptr: check it only
   json value_;                    // a value for the sink (document, element or member)
-  std::string key_;               // the name of the envelope-level member being read
+  // ... or, when that value is a string, its text (value_ is then unused).
+  std::string_view text_;
+  bool is_text_ = false;
+  std::string_view key_;          // the name of the envelope-level member being read
   bool want_ = false;             // ... and whether the sink wants its value
   bool evented_ = false;          // the value just completed was reported as events
   std::string_view number_text_;  // the last number that is not a 64-bit integer
-  std::string scratch_;           // strings that are checked, not kept
+  // Where strings with escapes are decoded (an escape-free string is a view
+  // of the input): key_'s own, since key_ must outlive its member's value.
+  std::string key_buf_;
+  std::string scratch_;
   Error error_;
 };
 
@@ -197,6 +205,7 @@ bool Parser::run() {
     if (p_ == e_) return fail(at(), "unexpected end of input; expected a value");
     const char c = *p_;
     evented_ = false;
+    is_text_ = false;
     if (c == '{' || c == '[') {
       if (!open(c == '{')) return false;
       ws();
@@ -256,18 +265,18 @@ bool Parser::open(bool object) {
   const bool envelope = stack_.empty() || (stack_.size() == 1 && stack_[0].kind == Kind::Batch);
   if (envelope && object) {
     sink_.begin_object();
-    stack_.push_back(Frame{Kind::Members});
+    stack_.push_back(Frame{Kind::Members, nullptr, nullptr});
   } else if (envelope && stack_.empty()) {
     sink_.begin_array();
-    stack_.push_back(Frame{Kind::Batch});
+    stack_.push_back(Frame{Kind::Batch, nullptr, nullptr});
   } else if (!slot_) {
-    stack_.push_back(Frame{object ? Kind::SkipObject : Kind::SkipArray});
+    stack_.push_back(Frame{object ? Kind::SkipObject : Kind::SkipArray, nullptr, nullptr});
   } else if (object) {
     *slot_ = json::object();
     stack_.push_back(Frame{Kind::Object, nullptr, slot_->get_ptr<json::object_t*>()});
   } else {
     *slot_ = json::array();
-    stack_.push_back(Frame{Kind::Array, slot_->get_ptr<json::array_t*>()});
+    stack_.push_back(Frame{Kind::Array, slot_->get_ptr<json::array_t*>(), nullptr});
   }
   return true;
 }
@@ -297,17 +306,15 @@ void Parser::next_element() {
 // A value is complete; what its container makes of it.
 void Parser::completed() {
   if (evented_) return;  // an envelope-level container: already reported
-  if (stack_.empty()) {
-    sink_.value(std::move(value_));
-    return;
-  }
-  const Kind k = stack_.back().kind;
-  if (k == Kind::Batch) {
+  const Kind k = stack_.empty() ? Kind::Batch : stack_.back().kind;
+  if (k == Kind::Batch) {  // the document, or an element of the document array
+    if (is_text_) value_ = std::string(text_);
     sink_.value(std::move(value_));
   } else if (k == Kind::Members && want_) {
-    const std::string_view text = value_.is_number_float() ? number_text_ : std::string_view();
     want_ = false;
-    sink_.member(std::move(key_), std::move(value_), text);
+    if (is_text_) return sink_.member_text(key_, text_);
+    const std::string_view text = value_.is_number_float() ? number_text_ : std::string_view();
+    sink_.member(key_, std::move(value_), text);
   }
 }
 
@@ -315,18 +322,17 @@ void Parser::completed() {
 bool Parser::member_key() {
   if (p_ == e_ || *p_ != '"') return unexpected("a string member name");
   Frame& f = stack_.back();
-  std::string key;
-  std::string& name = f.kind == Kind::Members ? key_ : f.kind == Kind::Object ? key : scratch_;
-  name.clear();
-  if (!string(name)) return false;
+  std::string_view name;
+  if (!string(name, f.kind == Kind::Members ? key_buf_ : scratch_)) return false;
   ws();
   if (p_ == e_ || *p_ != ':') return unexpected("':' after a member name");
   ++p_;
   if (f.kind == Kind::Members) {
+    key_ = name;
     want_ = sink_.want(key_);
     slot_ = want_ ? &value_ : nullptr;
   } else if (f.kind == Kind::Object) {
-    auto [it, fresh] = f.object->try_emplace(std::move(key));
+    auto [it, fresh] = f.object->try_emplace(std::string(name));
     if (!fresh) it->second = json();  // last wins
     slot_ = &it->second;
   } else {
@@ -338,13 +344,14 @@ bool Parser::member_key() {
 bool Parser::value(json* out) {
   switch (*p_) {
     case '"': {
-      if (!out) {
-        scratch_.clear();
-        return string(scratch_);
+      std::string_view s;
+      if (!string(s, scratch_)) return false;
+      if (out == &value_) {  // for the sink: completed() decides what to build
+        text_ = s;
+        is_text_ = true;
+      } else if (out) {
+        *out = std::string(s);
       }
-      std::string s;
-      if (!string(s)) return false;
-      *out = std::move(s);
       return true;
     }
     case 't': return literal("true", 4, json(true), out);
@@ -421,8 +428,12 @@ bool Parser::number(json* out) {
   return true;
 }
 
-bool Parser::string(std::string& out) {
+// At the opening quote. `out` is a view of the input when the string has no
+// escape (the usual case: nothing is copied), else of `buf`, where it is decoded.
+bool Parser::string(std::string_view& out, std::string& buf) {
   ++p_;
+  const char* const start = p_;
+  bool copied = false;  // the text so far is in buf
   for (;;) {
     // A run of plain bytes and well-formed UTF-8 sequences, appended at once.
     const char* run = p_;
@@ -443,15 +454,25 @@ bool Parser::string(std::string& out) {
       }
       if (p_ == e_ || is_special(static_cast<unsigned char>(*p_))) break;
     }
-    out.append(run, static_cast<std::size_t>(p_ - run));
     if (p_ == e_) return fail(at(), "invalid string: missing closing quote");
     const unsigned char c = static_cast<unsigned char>(*p_);
     if (c == '"') {
+      if (copied) {
+        buf.append(run, static_cast<std::size_t>(p_ - run));
+        out = buf;
+      } else {
+        out = std::string_view(start, static_cast<std::size_t>(p_ - start));
+      }
       ++p_;
       return true;
     }
     if (c == '\\') {
-      if (!escape(out)) return false;
+      if (!copied) {
+        buf.clear();
+        copied = true;
+      }
+      buf.append(run, static_cast<std::size_t>(p_ - run));
+      if (!escape(buf)) return false;
       continue;
     }
     return fail(at(), "invalid string: control character " + show(c) + " must be escaped");
@@ -524,9 +545,13 @@ void ValueBuilder::begin_object() {
   object_ = o->get_ptr<json::object_t*>();
 }
 
-void ValueBuilder::member(std::string&& name, json&& value, std::string_view) {
+void ValueBuilder::member(std::string_view name, json&& value, std::string_view) {
   // A repeated name replaces the earlier value: last wins.
-  (*object_)[std::move(name)] = std::move(value);
+  (*object_)[std::string(name)] = std::move(value);
+}
+
+void ValueBuilder::member_text(std::string_view name, std::string_view text) {
+  member(name, json(std::string(text)), {});
 }
 
 void ValueBuilder::value(json&& v) {

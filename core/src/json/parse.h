@@ -49,7 +49,7 @@ inline Error nesting_too_deep(std::size_t max_depth) {
 // document order:
 //   document := value(v) | object | begin_array() element* end_array()
 //   element  := value(v) | object
-//   object   := begin_object() (want(name) [member(name, v, text)])* end_object()
+//   object   := begin_object() (want(name) [member(name, v, text) | member_text(name, s)])* end_object()
 // Values below that level are built as json values (params, result, ...).
 // After a parse error the sink has seen a prefix of the document; whatever
 // it built is to be dropped.
@@ -67,8 +67,13 @@ class EnvelopeSink {
   // text of a number that is not a 64-bit integer (it became a double, which
   // cannot say how it was spelled), else empty. Repeats are reported too: the
   // last one is the member's value (RFC 8259 §4 leaves this to the reader;
-  // nlohmann and every common parser keep the last).
-  virtual void member(std::string&& name, json&& value, std::string_view number_text) = 0;
+  // nlohmann and every common parser keep the last). `name` (like `text`
+  // below) is valid during the call only.
+  virtual void member(std::string_view name, json&& value, std::string_view number_text) = 0;
+  // The same for a member whose value is a string: its text, escapes decoded.
+  // Apart: the envelope's strings ("jsonrpc", "method") are wanted as text,
+  // and a json string value would cost them a heap allocation each.
+  virtual void member_text(std::string_view name, std::string_view text) = 0;
   virtual void end_object() = 0;
   // The document, or an element of the document array, that is not an object
   // (a scalar, or for an element also an array).
@@ -91,7 +96,8 @@ class ValueBuilder : public EnvelopeSink {
   void end_array() override {}
   void begin_object() override;
   bool want(std::string_view) override { return true; }
-  void member(std::string&& name, json&& value, std::string_view number_text) override;
+  void member(std::string_view name, json&& value, std::string_view number_text) override;
+  void member_text(std::string_view name, std::string_view text) override;
   void end_object() override { object_ = nullptr; }
   void value(json&& v) override;
 
@@ -121,7 +127,13 @@ Result<json> parse_json(std::string_view text, std::size_t max_depth);
 // text decoded by the JSON codec. Defined in message.cpp, next to the rules.
 class EnvelopeBuilder final : public EnvelopeSink {
  public:
-  explicit EnvelopeBuilder(std::size_t max_batch) : max_batch_(max_batch) {}
+  // `recycled`: an Incoming whose items vector is reused (its items are
+  // dropped, its capacity kept), so a message costs no vector allocation.
+  explicit EnvelopeBuilder(std::size_t max_batch, Incoming&& recycled = {})
+      : max_batch_(max_batch), in_(std::move(recycled)) {
+    in_.batch = false;
+    in_.items.clear();
+  }
   // After a successful parse_json(text, max_depth, *this).
   Incoming take() { return std::move(in_); }
 
@@ -129,7 +141,8 @@ class EnvelopeBuilder final : public EnvelopeSink {
   void end_array() override;
   void begin_object() override;
   bool want(std::string_view name) override;
-  void member(std::string&& name, json&& value, std::string_view number_text) override;
+  void member(std::string_view name, json&& value, std::string_view number_text) override;
+  void member_text(std::string_view name, std::string_view text) override;
   void end_object() override;
   void value(json&& v) override;
 

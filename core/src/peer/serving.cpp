@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "json/release.h"
 #include "peer/state.h"
 #include "rpc/params.h"
 
@@ -14,9 +15,12 @@ namespace detail {
 
 void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r) {
   if (batch == 0) {
-    Outgoing o;
+    Outgoing o = std::move(spare_out);
+    o.messages.clear();
+    o.batch = false;
     o.messages.emplace_back(std::move(r));
     emit(std::move(o));
+    spare_out = std::move(o);  // whatever the send left of it
     return;
   }
   auto it = batches.find(batch);
@@ -186,6 +190,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   if (r.notification) {
     auto h = r.notify;  // copy: the handler may re-register itself
     WEFT_GUARDED(h(p), fail)
+    release(p);
     return;
   }
   if (r.sync) {
@@ -193,6 +198,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     Result<json> out = Error(code::kInternalError, "Internal error");
     auto set = [&](Error e) { out = std::move(e); };
     WEFT_GUARDED(out = h(p), set)
+    release(p);
     Response resp{answer ? *id : Id(), {}};
     if (out.ok()) resp.outcome = std::move(out.value());
     else resp.outcome = out.error();

@@ -121,6 +121,9 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   std::vector<ServingIds::node_type> spare_serving_ids;
   std::unordered_map<std::uint64_t, BatchAcc> batches;
   std::unordered_map<Id, Opening, IdHash> openings;  // $/weft/open awaiting its request
+  // The Outgoing of the last single answer, its vector reused by the next
+  // (taken out while in use: a send that re-enters the peer gets its own).
+  Outgoing spare_out;
   std::size_t answering = 0;  // in-flight requests that will be answered (not notifications)
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;

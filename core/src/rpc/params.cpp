@@ -60,11 +60,10 @@ Error missing(const Param& p) { return invalid("missing required parameter \"" +
 }  // namespace
 
 Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
-  json out = json::object();
   if (!params || params->is_null()) {
     for (const auto& p : spec.params)
       if (p.required) return missing(p);
-    return out;
+    return json::object();
   }
   if (params->is_array()) {
     if (!spec.by_position) return invalid("parameters must be given by name (an object)");
@@ -72,6 +71,7 @@ Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
     if (arr.size() > spec.params.size() && !spec.allow_extra)
       return invalid("too many parameters: got " + std::to_string(arr.size()) + ", expected at most " +
                      std::to_string(spec.params.size()));
+    json out = json::object();
     for (std::size_t i = 0; i < spec.params.size(); ++i) {
       const Param& p = spec.params[i];
       if (i >= arr.size()) {
