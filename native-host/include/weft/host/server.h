@@ -95,6 +95,11 @@ struct ServerOptions {
   // Reading from a connection pauses while this many bytes of answers wait to
   // be written (the client reads slowly or not at all).
   std::size_t max_output = 8u << 20;
+  // The largest message one connection sends (a response, with the seed's
+  // 100 MB default; requests are bounded by framing_limits.max_frame, 10 MB).
+  // A larger result is answered -32603 naming its size instead. Byte-stream
+  // transports (unix, tcp, stdio); 0: no limit.
+  std::size_t max_response = 100u * 1000u * 1000u;
   // A connection whose socket accepts no output byte for this long is closed
   // (a client that never reads its answers).
   Millis write_timeout = 30000;
