@@ -41,8 +41,9 @@ struct BytesProducer : std::enable_shared_from_this<BytesProducer> {
   std::uint64_t count = 0, size = 0, next = 0;
   void go() {
     while (next < count) {
-      json::binary_t bin(std::vector<std::uint8_t>(size, static_cast<std::uint8_t>(next & 0xff)));
-      auto w = reply.write(json::binary(std::move(bin)), next + 1 == count, count);
+      // json::binary(vector&&) takes the bytes without copying them.
+      auto w = reply.write(json::binary(std::vector<std::uint8_t>(size, static_cast<std::uint8_t>(next & 0xff))),
+                           next + 1 == count, count);
       if (!w) {
         // Cancelled (kClosed): the core has answered -32800 already.
         if (w.error().code != code::kClosed) reply.error(w.error());

@@ -190,8 +190,11 @@ class JsonBuilder : public msgpack::null_visitor {
   }
   bool visit_bin(const char* v, std::uint32_t size) {
     const auto* u = reinterpret_cast<const std::uint8_t*>(v);
-    json::binary_t bin(size ? std::vector<std::uint8_t>(u, u + size) : std::vector<std::uint8_t>());
-    return put(json(std::move(bin)));
+    // json::binary(vector&&) moves the bytes in; json(binary_t&&) would copy
+    // them again (nlohmann's to_json takes a binary_t by const reference),
+    // which the profile of a 64 KiB `bin` stream showed as a third of the
+    // receiver's instructions.
+    return put(json::binary(size ? std::vector<std::uint8_t>(u, u + size) : std::vector<std::uint8_t>()));
   }
   bool visit_ext(const char*, std::uint32_t) { return stop(Problem::Ext); }
 
