@@ -248,8 +248,11 @@ class BlockingClient;
 // StreamPolicy::credit chunks. Destroying it unfinished cancels the call.
 class BlockingStream {
  public:
+  // Moving hands the call over; the moved-from stream is inert.
   BlockingStream(BlockingStream&&) noexcept;
-  BlockingStream& operator=(BlockingStream&&) noexcept;
+  // Cancels this stream's call if unfinished, then takes over `o`'s.
+  BlockingStream& operator=(BlockingStream&& o) noexcept;
+  // Cancels the call if it has not ended. Must not outlive its BlockingClient.
   ~BlockingStream();
   // The next chunk, or nullopt once the call has ended (then outcome()
   // says how: the final result, or why it failed).
