@@ -13,6 +13,11 @@
 //   if (auto r = server.listen_unix("/tmp/app.sock"); !r) return 1;
 //   return server.run();  // until SIGINT/SIGTERM/SIGHUP (graceful) or stop()
 //
+// An async handler (weft::MethodHandler) answers through its weft::Reply,
+// which also streams chunks to a caller that opened a stream (Reply::write,
+// on_writable: docs/streams.md, "Native host"; register_bytes in builtins.h
+// is one).
+//
 // Not thread-safe: call it from the thread that runs it (handlers run there).
 #pragma once
 
