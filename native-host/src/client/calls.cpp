@@ -86,7 +86,9 @@ void Client::Impl::send(CallId id) {
                           },
                           o, now_ms());
   if (r) {
-    c.wire_id = *r;
+    // The call may have settled from inside: a message the transport
+    // refused (over max_request) fails its call before call() returns.
+    if (auto it = calls.find(id); it != calls.end()) it->second.wire_id = *r;
     return;
   }
   --on_wire;
