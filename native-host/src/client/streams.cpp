@@ -38,7 +38,10 @@ Result<Id> Client::Impl::send_stream(CallId id, Call& c, std::optional<json> par
   return link->peer().stream(
       c.method, std::move(params), std::move(so),
       [w = weak_from_this(), id, l = link.get()](Result<json> res) {
-        if (auto s = w.lock()) s->answered(id, l, std::move(res));
+        if (auto s = w.lock()) {
+          s->answered(id, l, std::move(res));
+          s->drain_check();  // the last call on a drained link closes it
+        }
       },
       o, now_ms());
 }
