@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { runNode, runWeftHeap, NODE_TRANSPORTS } from './node/rows.mjs';
 import { runStreams } from './node/streams.mjs';
 import { runNative, runWs, NATIVE_TRANSPORTS } from './native/rows.mjs';
+import { runNativeStreams } from './native/streams.mjs';
 import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
 
@@ -66,6 +67,7 @@ if (!only || only === 'native') {
   Object.assign(results, n.results);
   nativeNotes.push(...n.notes);
   memoryNotes.push(...n.memory);
+  streamLines.push(...await runNativeStreams(cfg, log));
 }
 
 // ---- table ----

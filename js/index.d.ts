@@ -207,7 +207,7 @@ export interface Clock<Handle = any> {
 
 /** The core's limits; omitted or 0: its default. */
 export interface EndpointLimits {
-  /** Incoming requests being served at once (default 4096); beyond: answered -32003. */
+  /** Incoming requests being served at once (default 1000); beyond: answered -32003. */
   maxInFlight?: number;
   /** Own calls awaiting an answer (default 65536); beyond: rejected -32003. */
   maxPending?: number;

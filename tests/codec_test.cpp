@@ -371,6 +371,11 @@ TEST_CASE("msgpack: malformed input is -32700 naming the problem and byte offset
     auto d = decode(M, bytes({0xc4, 0x05, 0xc9, 0xff, 0xff, 0xff, 0xff}));
     REQUIRE(d.ok());
     CHECK(d->value.get_binary().size() == 5);
+    // After a run of c9 bytes (skipped whole when scanning) the header is still found.
+    require_parse_error(M, bytes({0x92, 0xc4, 0x03, 0xc9, 0xc9, 0xc9, 0xc9, 0xff, 0xff, 0xff, 0xff}), "ext", 6);
+    auto run = bytes({0xc5, 0x01, 0x00});
+    run.append(256, '\xc9');
+    REQUIRE(decode(M, run).ok());
   }
 }
 

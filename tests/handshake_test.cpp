@@ -35,7 +35,7 @@ TEST_CASE("rpc.handshake agrees on the capabilities both sides have, with limits
   REQUIRE(got->ok());
   CHECK((*got)->capabilities == std::vector<std::string>{"streams"});
   CHECK((*got)->session == "s-42");
-  CHECK((*got)->limits.at("max_in_flight") == 4096);
+  CHECK((*got)->limits.at("max_in_flight") == 1000);
   REQUIRE(p.client->agreed());
   REQUIRE(p.server->agreed());
   CHECK(p.server->agreed()->capabilities == std::vector<std::string>{"streams"});

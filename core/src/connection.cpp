@@ -34,6 +34,16 @@ struct Connection::Impl final : FrameHandler {
   void send(const Outgoing& out) {
     frame.assign(kFrameHeadroom, '\0');
     codec->encode(out, frame);
+    if (const std::size_t n = frame.size() - kFrameHeadroom; opts.max_send && n > opts.max_send) {
+      // Never written: the other side would refuse it whole (or, for a
+      // response, the caller could not tell why it never came).
+      frame.clear();
+      frame.shrink_to_fit();
+      peer->undelivered(out, Error(code::kInvalidRequest, "the message is " + std::to_string(n) +
+                                                              " bytes, over max_send (" +
+                                                              std::to_string(opts.max_send) + ")"));
+      return;
+    }
     const std::string_view bytes = frame_in_place(opts.framing, frame);
     if (opts.write) opts.write(bytes);
   }

@@ -1,8 +1,13 @@
-// builtins.cpp — rpc.ping, rpc.discover (OpenRPC) and the demo `sleep`.
+// builtins.cpp — rpc.ping, rpc.discover (OpenRPC), the demo `sleep` and the
+// streaming generator `bytes`.
 #include "weft/host/builtins.h"
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -27,6 +32,40 @@ const char* schema_type(ParamType t) {
 }
 
 constexpr Millis kMaxSleepMs = 24 * 3600 * 1000;
+constexpr std::uint64_t kMaxBytesCount = 1ull << 40;
+
+// One `bytes` stream: writes while the caller has credit, waits for
+// on_writable when it has none (docs/streams.md, "C++").
+struct BytesProducer : std::enable_shared_from_this<BytesProducer> {
+  Reply reply;
+  std::uint64_t count = 0, size = 0, next = 0;
+  void go() {
+    while (next < count) {
+      // json::binary(vector&&) takes the bytes without copying them.
+      auto w = reply.write(json::binary(std::vector<std::uint8_t>(size, static_cast<std::uint8_t>(next & 0xff))),
+                           next + 1 == count, count);
+      if (!w) {
+        // Cancelled (kClosed): the core has answered -32800 already.
+        if (w.error().code != code::kClosed) reply.error(w.error());
+        return;
+      }
+      ++next;
+      if (!*w) return reply.on_writable([self = shared_from_this()] { self->go(); });
+    }
+    reply.ok(json{{"chunks", count}, {"bytes", count * size}});
+  }
+};
+
+// A non-negative integer no larger than `max`, or nullopt.
+std::optional<std::uint64_t> count_param(const json& v, std::uint64_t max) {
+  if (v.is_number_unsigned()) {
+    const auto n = v.get<std::uint64_t>();
+    return n <= max ? std::optional(n) : std::nullopt;
+  }
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0 && static_cast<std::uint64_t>(v.get<std::int64_t>()) <= max)
+    return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -113,6 +152,29 @@ void register_sleep(Peer& peer, boost::asio::any_io_executor executor) {
         });
       }),
       spec, "Answers ms after ms milliseconds without blocking; cancellable");
+}
+
+void register_bytes(Peer& peer) {
+  ParamSpec spec;
+  spec.params = {Param{"count", ParamType::Integer, true}, Param{"size", ParamType::Integer, true}};
+  peer.method(
+      "bytes",
+      MethodHandler([](json params, Reply reply, const CallInfo&) {
+        if (!reply.streaming())
+          return reply.error(Error(code::kInvalidRequest,
+                                   "Invalid Request: bytes streams its result: call it as a stream "
+                                   "(weft call --stream, Client::stream)"));
+        const auto count = count_param(params["count"], kMaxBytesCount);
+        const auto size = count_param(params["size"], std::numeric_limits<std::uint32_t>::max());
+        if (!count) return reply.error(Error(code::kInvalidParams, "Invalid params: count must be an integer from 0 to 2^40"));
+        if (!size) return reply.error(Error(code::kInvalidParams, "Invalid params: size must be an integer from 0 to 2^32-1"));
+        auto p = std::make_shared<BytesProducer>();
+        p->reply = std::move(reply);
+        p->count = *count;
+        p->size = *size;
+        p->go();
+      }),
+      spec, "Streams count chunks of size bytes each (binary), then {chunks, bytes}");
 }
 
 }  // namespace weft::host

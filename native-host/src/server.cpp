@@ -100,6 +100,7 @@ struct Server::Impl {
     cfg.conn.framing_limits = opts.framing_limits;
     cfg.conn.codec_limits = opts.codec_limits;
     cfg.conn.peer_limits = opts.peer_limits;
+    cfg.conn.max_send = opts.max_response;
     cfg.name = std::move(name);
     cfg.eof_grace = opts.grace_ms;
     cfg.max_queued_output = opts.max_output;

@@ -119,7 +119,7 @@ TEST_CASE("--max-depth sets the codec's nesting limit for serve, call and notify
 TEST_CASE("serve limit flags set their limits; call and notify do not take them") {
   auto p = P({"serve", "--unix", "/tmp/x", "--max-message", "1000", "--max-in-flight=8", "--max-batch", "16",
               "--max-connections", "5", "--max-output", "65536", "--frame-timeout", "400",
-              "--idle-timeout", "300", "--write-timeout", "0", "--grace", "1000"});
+              "--idle-timeout", "300", "--write-timeout", "0", "--grace", "1000", "--max-response", "2000"});
   REQUIRE(p.error.empty());
   // --max-message, --max-connections and --idle-timeout are shared with --ws/--http.
   CHECK(*p.options.max_message == 1000);
@@ -129,6 +129,7 @@ TEST_CASE("serve limit flags set their limits; call and notify do not take them"
   CHECK(*l.max_in_flight == 8);
   CHECK(*l.max_batch == 16);
   CHECK(*l.max_output == 65536);
+  CHECK(*l.max_response == 2000);
   CHECK(*l.frame_timeout == 400);
   CHECK(*l.write_timeout == 0);  // 0: no write timeout
   CHECK(*l.grace == 1000);
@@ -148,4 +149,16 @@ TEST_CASE("serve drain flags set the notice's reconnect_after and downtime") {
   CHECK(P({"serve", "--reconnect-after", "later"}).error ==
         "--reconnect-after expects milliseconds (0 or more), got 'later'");
   CHECK(P({"call", "--downtime", "10", "m"}).error.find("unknown option '--downtime'") == 0);
+}
+
+TEST_CASE("call --stream: a streamed call; not with --session, not for notify or serve") {
+  auto p = P({"call", "--unix", "/s", "--stream", "bytes", "{\"count\":3,\"size\":4}"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.stream);
+  CHECK(p.options.method == "bytes");
+  CHECK(!P({"call", "--unix", "/s", "bytes"}).options.stream);
+  CHECK(P({"call", "--stream", "--session"}).error == "--session and --stream cannot be combined");
+  CHECK(P({"notify", "--stream", "m"}).error.find("unknown option '--stream'") == 0);
+  CHECK(P({"serve", "--stream"}).error.find("unknown option '--stream'") == 0);
+  CHECK(P({"call", "--stream=1", "m"}).error == "--stream takes no value");
 }

@@ -207,9 +207,10 @@ describe('weft serve limits', () => {
     await within(8000, srv.exited);
   });
 
-  test('SIGTERM exits within --grace even with 4096 calls cancelled and a stderr nobody reads', async () => {
+  test('SIGTERM exits within --grace even with 5000 calls cancelled and a stderr nobody reads', async () => {
     const p = sockPath();
-    const srv = await startServer(['serve', '--unix', p, '--demo', '--grace', '1000']);
+    // 5,000 admitted (the default --max-in-flight is 1,000): all of them cancelled at SIGTERM.
+    const srv = await startServer(['serve', '--unix', p, '--demo', '--grace', '1000', '--max-in-flight', '5000']);
     srv.stderr.pause(); // from now on the pipe fills up and is never drained
     srv.stderr.removeAllListeners('data');
     const { socket, client } = await connectUnix(p);

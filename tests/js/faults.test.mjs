@@ -99,7 +99,8 @@ test(`${TOTAL.toLocaleString('en')} calls with random cancellation: each settles
   await ready;
   const { port1, port2 } = new MessageChannel();
   const a = new Peer(portTransport(port1), { timeout: 0 });
-  const b = new Peer(portTransport(port2));
+  // A whole window may be served at once (beyond the default 1,000 in flight).
+  const b = new Peer(portTransport(port2), { limits: { maxInFlight: WINDOW } });
   b.method('inc', ([n]) => n + 1);
   b.method('later', async ([n], { signal }) => {
     await null;

@@ -34,6 +34,12 @@ struct ConnectionOptions {
   // this many undecodable frames in a row only diagnostics are produced, until
   // a frame decodes again. 0 = no bound.
   std::size_t max_error_replies = 16;
+  // The largest encoded message this side sends, in bytes; 0: no limit. A
+  // larger one is not written: the Peer is told (Peer::undelivered), so a
+  // result is answered -32603 instead and a request's call fails with
+  // -32002, each naming the size. The native server sets it to its response
+  // limit (100 MB), the native client to its request limit (10 MB).
+  std::size_t max_send = 0;
   std::function<void(std::string_view bytes)> write;  // required: framed bytes out
   std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
   // The other side announced a drain (PeerOptions::on_drain): optional.

@@ -95,9 +95,10 @@ class Reply {
   // it does. True: the caller has room for more now (always after the
   // final chunk: nothing more will be written); false: wait for
   // on_writable before writing again. Errors: the caller opened no stream
-  // (kInvalidRequest), the request is answered or cancelled (kClosed), the
-  // queue is full (kOverloaded). An answer given while chunks are queued is
-  // sent after them.
+  // (kInvalidRequest), the value is larger than PeerLimits::max_stream_chunk
+  // (kInvalidRequest, nothing sent: the stream goes on), the request is
+  // answered or cancelled (kClosed), the queue is full (kOverloaded). An
+  // answer given while chunks are queued is sent after them.
   Result<bool> write(json value, bool final = false, std::optional<std::uint64_t> total = std::nullopt);
   // Called once, when the caller next grants credit and the queue is empty
   // (immediately if it already has room).
@@ -141,6 +142,13 @@ struct MethodInfo {
 };
 
 // -- Calling -------------------------------------------------------------
+// The size PeerLimits::max_stream_chunk bounds: the bytes of a value's
+// strings, binary data and object keys, plus 8 for every other element —
+// close to its encoded size without encoding it. Counting stops once past
+// `stop` (the result is then some size > stop), so a huge value costs no
+// more than the limit it is checked against.
+std::size_t chunk_size(const json& value, std::size_t stop = static_cast<std::size_t>(-1));
+
 // One chunk of a streamed result, in order: seq counts from 0; `final` marks
 // the last one when the sender knows it; `total` is the sender's count when
 // it gave one (docs/streams.md).
@@ -216,7 +224,7 @@ struct Diagnostic {
 
 // Bounds on the work one peer accepts (see README "Limits").
 struct PeerLimits {
-  std::size_t max_in_flight = 4096;    // incoming requests being served; beyond → -32003
+  std::size_t max_in_flight = 1000;    // incoming requests being served; beyond → -32003
   std::size_t max_pending = 65536;     // outgoing calls awaiting answers; beyond → -32003
   std::size_t max_batch = 4096;        // elements of one incoming batch; beyond → -32600
   // Chunks a handler may queue beyond the caller's credit (Reply::write);
@@ -224,6 +232,10 @@ struct PeerLimits {
   std::size_t max_stream_queue = 64;
   // Credit one $/weft/open or $/weft/credit may grant; more is clamped.
   std::uint32_t max_stream_credit = 1024;
+  // Size of one chunk's value (weft::chunk_size, docs/streams.md "Limits"):
+  // a larger write fails with kInvalidRequest and sends nothing; a larger
+  // chunk received fails its call with -32600. 0: no limit.
+  std::size_t max_stream_chunk = 1000u * 1000u;
   // Incoming requests accepted per rate_window ms: a token bucket holding at
   // most rate_limit tokens, refilled evenly. Beyond → kRateLimited with data
   // {"limit", "window", "retry_after"} (ms). 0: no rate limit. Needs

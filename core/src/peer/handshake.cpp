@@ -63,7 +63,8 @@ Result<Handshake> from_json(const json& j, const char* what) {
 
 json limits_json(const PeerLimits& l) {
   json j{{"max_in_flight", l.max_in_flight}, {"max_batch", l.max_batch},
-         {"max_stream_queue", l.max_stream_queue}, {"max_stream_credit", l.max_stream_credit}};
+         {"max_stream_queue", l.max_stream_queue}, {"max_stream_credit", l.max_stream_credit},
+         {"max_stream_chunk", l.max_stream_chunk}};
   if (l.rate_limit) j["rate"] = json{{"limit", l.rate_limit}, {"window", l.rate_window}};
   return j;
 }

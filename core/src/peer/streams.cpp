@@ -50,6 +50,28 @@ Notification chunk_message(const Id& id, Chunk&& c) {
   return Notification{kChunk, std::move(p)};
 }
 
+// chunk_size's walk: adds to `n` and stops once it passes `stop`.
+void add_size(const json& v, std::size_t stop, std::size_t& n) {
+  switch (v.type()) {
+    case json::value_t::string: n += v.get_ref<const std::string&>().size(); return;
+    case json::value_t::binary: n += v.get_binary().size(); return;
+    case json::value_t::array:
+      for (const json& e : v) {
+        if (n > stop) return;
+        n += 1;
+        add_size(e, stop, n);
+      }
+      return;
+    case json::value_t::object:
+      for (auto it = v.begin(); it != v.end() && n <= stop; ++it) {
+        n += it.key().size() + 1;
+        add_size(it.value(), stop, n);
+      }
+      return;
+    default: n += 8; return;
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<StreamOut> take_opening(PeerState& s, const Id& id) {
@@ -186,6 +208,11 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
   else if (!seq || *seq != in->next_seq)
     wrong = "chunk out of order (expected seq " + std::to_string(in->next_seq) + ")";
   else if (in->credit == 0) wrong = "more chunks than granted";
+  else if (const std::size_t max = opts.limits.max_stream_chunk; max) {
+    auto v = params->find("value");
+    if (const std::size_t n = v == params->end() ? 0 : chunk_size(*v, max); n > max)
+      wrong = "a chunk larger than max_stream_chunk (" + std::to_string(max) + " bytes)";
+  }
   if (!wrong.empty()) {
     // The sender broke the stream's rules: the call fails, and the other side
     // is told to stop (its answer will find no pending call).
@@ -212,6 +239,12 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
 }  // namespace detail
 
 using detail::PeerState;
+
+std::size_t chunk_size(const json& value, std::size_t stop) {
+  std::size_t n = 0;
+  detail::add_size(value, stop, n);
+  return n;
+}
 
 // ---- Calling side -------------------------------------------------------------
 
@@ -269,6 +302,11 @@ Result<bool> Reply::write(json value, bool final, std::optional<std::uint64_t> t
     return refuse(Error(code::kInvalidRequest, "stream: the caller did not open a stream for this request"));
   detail::StreamOut& o = *e->out;
   if (o.final_sent) return refuse(Error(code::kInvalidRequest, "stream: a chunk after the final one"));
+  // The receiving side would fail the whole stream over an oversized chunk
+  // (stream_control): refused here, the writer can still send smaller ones.
+  if (const std::size_t max = s->opts.limits.max_stream_chunk; max && chunk_size(value, max) > max)
+    return refuse(Error(code::kInvalidRequest, "stream: the chunk is larger than max_stream_chunk (" +
+                                                   std::to_string(max) + " bytes): split it"));
   if (o.queue.size() - o.head >= s->opts.limits.max_stream_queue)
     return refuse(Error(code::kOverloaded, "stream: queue full (limit " +
                                                std::to_string(s->opts.limits.max_stream_queue) +

@@ -44,6 +44,7 @@ int serve(const Options& o) {
   if (l.max_in_flight) so.peer_limits.max_in_flight = *l.max_in_flight;
   if (l.max_batch) so.peer_limits.max_batch = *l.max_batch;
   if (l.max_output) so.max_output = *l.max_output;
+  if (l.max_response) so.max_response = *l.max_response;
   if (l.frame_timeout) so.framing_limits.read_timeout = *l.frame_timeout;
   if (l.write_timeout) so.write_timeout = so.web.write_timeout = *l.write_timeout;
   if (l.grace) so.grace_ms = *l.grace;
@@ -55,6 +56,7 @@ int serve(const Options& o) {
     server.on_peer([ex](weft::Peer& p) {
       weft::register_demo_methods(p);
       weft::host::register_sleep(p, ex);
+      weft::host::register_bytes(p);
       // The web demo's notification (web-demo/methods.js): acknowledged with
       // a notification back, so that server-to-client messages can be seen.
       p.notification("note", [&p, count = 0](const weft::json& params) mutable {
@@ -127,6 +129,28 @@ int serve(const Options& o) {
   return server.run();
 }
 
+// weft call --stream: each chunk's value as one JSON line as it arrives, then
+// the result (docs/streams.md); exit codes as a plain call.
+int call_stream(const weft::host::ClientOptions& co, const Options& o) {
+  weft::host::ClientConfig cfg = weft::host::to_config(co);
+  cfg.default_timeout.reset();  // --timeout is the stream's silence, below
+  weft::host::BlockingClient bc(std::move(cfg));
+  weft::host::StreamPolicy policy;
+  policy.timeout = o.timeout_ms;
+  auto s = bc.stream(o.method, o.params, policy);
+  while (auto c = s.next())
+    print(stdout, c->value.dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
+  const weft::host::Outcome& out = s.outcome();
+  using S = weft::host::Outcome::Status;
+  if (out.status == S::Ok)
+    print(stdout, out.result.dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
+  else if (out.status == S::RemoteError || out.status == S::Cancelled)
+    print(stderr, out.error.to_json().dump(-1, ' ', false, weft::json::error_handler_t::replace) + "\n");
+  else
+    weft::host::detail::log_stderr(out.error.message);
+  return out.exit_code();
+}
+
 int client(const Options& o) {
   weft::host::ClientOptions co;
   switch (o.transport) {
@@ -155,6 +179,7 @@ int client(const Options& o) {
   co.retries = o.retries;
   co.verbose = o.verbose;
   if (o.session) return weft::cli::run_session(weft::host::to_config(co), stdin, stdout);
+  if (o.stream) return call_stream(co, o);
   const bool is_call = o.command == Command::Call;
   weft::host::Outcome out = is_call ? weft::host::call(co, o.method, o.params)
                                     : weft::host::notify(co, o.method, o.params);

@@ -74,7 +74,8 @@ std::string usage(Command c) {
              "                  [--idle-timeout MS] [--demo]\n"
              "\n"
              "Serve JSON-RPC 2.0. rpc.ping and rpc.discover are always there; --demo adds\n"
-             "subtract, add, sum, update, notify_hello, notify_sum, get_data, echo, fail and sleep.\n"
+             "subtract, add, sum, update, notify_hello, notify_sum, get_data, echo, fail, sleep\n"
+             "and bytes (a stream: weft call --stream bytes '{\"count\":3,\"size\":4}').\n"
              "\n"
              "  --stdio            one connection over stdin/stdout (stdout carries only frames)\n"
              "  --unix PATH        Unix socket (mode 0600); default $WEFT_SOCKET, else\n"
@@ -96,9 +97,11 @@ std::string usage(Command c) {
              "\n"
              "Limits (0 turns a timeout off; the timeouts that close a connection apply to\n"
              "sockets, not to --stdio):\n"
-             "  --max-message BYTES    largest frame payload, WebSocket message or HTTP body\n"
+             "  --max-message BYTES    largest request: frame payload, WebSocket message or HTTP body\n"
              "                         (default 10000000); a larger frame: -32600\n"
-             "  --max-in-flight N      requests served at once per connection (default 4096); more: -32003\n"
+             "  --max-response BYTES   largest answer a --unix/--tcp/--stdio connection sends\n"
+             "                         (default 100000000); a larger result is answered -32603\n"
+             "  --max-in-flight N      requests served at once per connection (default 1000); more: -32003\n"
              "  --max-batch N          elements of one batch (default 4096); more: -32600\n"
              "  --max-connections N    open connections: --unix/--tcp default 1000, more get -32003\n"
              "                         and are closed; per --ws/--http listener default 256 (503)\n"
@@ -123,11 +126,15 @@ std::string usage(Command c) {
       std::string s = std::string("Usage: weft ") + command_name(c) +
                       " (--unix PATH | --tcp HOST:PORT | --exec CMD | --connect ADDR) [--framing F]\n"
                       "                 [--codec C] [--max-depth N] [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n";
-      if (call) s += "       weft call (same options) --session   < requests, one per line\n";
+      if (call) s += "       weft call (same options) --session   < requests, one per line\n"
+                     "       weft call (same options) --stream METHOD [PARAMS_JSON]\n";
       s += "\n";
       s += call ? "Send one request and print its result as JSON on stdout. With --session, read\n"
                   "requests from stdin over one connection (a JSON-RPC request object, or METHOD\n"
                   "[PARAMS_JSON], per line) and print one JSON-RPC response per line, in input order.\n"
+                  "With --stream, open a stream (docs/streams.md): print each chunk's value as one JSON\n"
+                  "line as it arrives, then the result as the last line; --timeout is then the longest\n"
+                  "silence between chunks.\n"
                 : "Send one notification; exit 0 once it is written.\n";
       s += "\n"
            "  --unix PATH        Unix socket (default $WEFT_SOCKET, else $XDG_RUNTIME_DIR/weft.sock,\n"
@@ -260,6 +267,9 @@ Parsed parse(const std::vector<std::string>& args) {
     } else if (a == "--session" && o.command == Command::Call) {
       if (!no_value()) return out;
       o.session = true;
+    } else if (a == "--stream" && o.command == Command::Call) {
+      if (!no_value()) return out;
+      o.stream = true;
     } else if (a == "--framing") {
       if (!value(v)) return out;
       Framing f;
@@ -304,7 +314,8 @@ Parsed parse(const std::vector<std::string>& args) {
       unsigned long long n;
       if (!parse_u64(v, 1ull << 40, n)) return err("--idle-timeout expects milliseconds (0: none), got '" + v + "'");
       o.idle_timeout_ms = static_cast<Millis>(n);
-    } else if (serve && (a == "--max-in-flight" || a == "--max-batch" || a == "--max-output")) {
+    } else if (serve && (a == "--max-in-flight" || a == "--max-batch" || a == "--max-output" ||
+                         a == "--max-response")) {
       if (!value(v)) return out;
       unsigned long long n;
       if (!parse_u64(v, 1ull << 40, n) || n == 0)
@@ -312,7 +323,8 @@ Parsed parse(const std::vector<std::string>& args) {
       auto& l = o.limits;
       (a == "--max-in-flight" ? l.max_in_flight
        : a == "--max-batch"   ? l.max_batch
-                              : l.max_output) = static_cast<std::size_t>(n);
+       : a == "--max-output"  ? l.max_output
+                              : l.max_response) = static_cast<std::size_t>(n);
     } else if (serve && (a == "--frame-timeout" || a == "--write-timeout" || a == "--grace" ||
                          a == "--reconnect-after" || a == "--downtime")) {
       if (!value(v)) return out;
@@ -352,6 +364,7 @@ Parsed parse(const std::vector<std::string>& args) {
     if (!positional.empty()) return err("unexpected argument '" + positional[0] + "' for weft serve");
     return out;
   }
+  if (o.session && o.stream) return err("--session and --stream cannot be combined");
   if (o.session) {
     if (!positional.empty()) return err("--session reads requests from stdin; unexpected argument '" + positional[0] + "'");
     return out;

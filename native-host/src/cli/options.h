@@ -27,6 +27,7 @@ struct Options {
   std::string exec;
   std::string address;   // call/notify --connect ADDR (unix:, tcp:, exec:, ws://, http://)
   bool session = false;  // call --session: one request per stdin line, one answer per line
+  bool stream = false;   // call --stream: chunks as JSON lines, then the result
   std::optional<Framing> framing;
   CodecKind codec = CodecKind::Json;
   bool demo = false;
@@ -51,6 +52,7 @@ struct Options {
     std::optional<std::size_t> max_in_flight;    // --max-in-flight N: PeerLimits::max_in_flight
     std::optional<std::size_t> max_batch;        // --max-batch N: PeerLimits::max_batch
     std::optional<std::size_t> max_output;       // --max-output BYTES
+    std::optional<std::size_t> max_response;     // --max-response BYTES: ServerOptions::max_response
     std::optional<Millis> frame_timeout;         // --frame-timeout MS: FramingLimits::read_timeout
     std::optional<Millis> write_timeout;         // --write-timeout MS
     std::optional<Millis> grace;                 // --grace MS

@@ -28,12 +28,16 @@ int Outcome::exit_code() const {
   return 1;
 }
 
-CallId Client::Impl::call(std::string method, std::optional<json> params, CallPolicy policy, Completion done) {
+CallId Client::Impl::call(std::string method, std::optional<json> params, CallPolicy policy, Completion done,
+                          std::unique_ptr<Stream> stream) {
   const CallId id = next_id++;
   Call c;
   c.method = std::move(method);
   c.params = std::move(params);
   c.policy = policy;
+  // Chunks already delivered cannot be taken back: a stream is sent once.
+  if (stream) c.policy.retry = false;
+  c.stream = std::move(stream);
   if (c.policy.max_attempts < 1) c.policy.max_attempts = 1;
   c.done = std::move(done);
   if (auto t = policy.timeout ? policy.timeout : cfg.default_timeout) {
@@ -71,17 +75,20 @@ void Client::Impl::send(CallId id) {
   std::optional<json> p = c.policy.retry ? c.params : std::move(c.params);
   weft::CallOptions o;
   o.no_timeout = true;  // deadlines are the client's: they span reconnects
-  auto r = link->peer().call(
-      c.method, std::move(p),
-      [w = weak_from_this(), id, l = link.get()](Result<json> res) {
-        if (auto s = w.lock()) {
-          s->answered(id, l, std::move(res));
-          s->drain_check();  // the last call on a drained link closes it
-        }
-      },
-      o, now_ms());
+  auto r = c.stream ? send_stream(id, c, std::move(p), o)
+                    : link->peer().call(
+                          c.method, std::move(p),
+                          [w = weak_from_this(), id, l = link.get()](Result<json> res) {
+                            if (auto s = w.lock()) {
+                              s->answered(id, l, std::move(res));
+                              s->drain_check();  // the last call on a drained link closes it
+                            }
+                          },
+                          o, now_ms());
   if (r) {
-    c.wire_id = *r;
+    // The call may have settled from inside: a message the transport
+    // refused (over max_request) fails its call before call() returns.
+    if (auto it = calls.find(id); it != calls.end()) it->second.wire_id = *r;
     return;
   }
   --on_wire;

@@ -107,6 +107,9 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
   // A request the transport could not deliver fails with that reason: the
   // caller is told, the log need not be.
   if (d.kind == K::SendFailed) return;
+  // Chunks still in flight when a stream was cancelled or failed arrive for
+  // no pending call: expected (docs/streams.md), not worth a log line each.
+  if (d.kind == K::UnknownResponse && d.message.rfind("$/weft/chunk", 0) == 0) return;
   log(cfg.address + ": " + d.message);
 }
 

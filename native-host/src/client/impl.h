@@ -25,6 +25,16 @@ using detail::Link;
 
 struct Client::Impl : std::enable_shared_from_this<Impl> {
   enum class At { Queue, Wire, Backoff, Orphan };
+  // A streamed call's consumer side (streams.cpp).
+  struct Stream {
+    StreamPolicy policy;
+    // Shared: a chunk is delivered through a copy of it, which outlives the
+    // call being settled from inside the receiver (cancel).
+    std::shared_ptr<ChunkReceiver> on_chunk;
+    std::uint32_t owed = 0;      // chunks consumed and not granted back yet
+    bool paused = false;
+    bool grant_posted = false;   // a grant of `owed` is posted to the end of this turn
+  };
   struct Call {
     std::string method;
     std::optional<json> params;
@@ -39,6 +49,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     Id wire_id;
     bool cancelling = false;
     bool timing_out = false;
+    std::unique_ptr<Stream> stream;  // null: an ordinary call
   };
 
   Impl(boost::asio::io_context& io, ClientConfig c)
@@ -90,7 +101,9 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   void log(const std::string& line) { cfg.log(line); }
 
   // calls.cpp
-  CallId call(std::string method, std::optional<json> params, CallPolicy policy, Completion done);
+  // `stream`: a streamed call (never retried).
+  CallId call(std::string method, std::optional<json> params, CallPolicy policy, Completion done,
+              std::unique_ptr<Stream> stream = nullptr);
   void send(CallId id);
   void answered(CallId id, Link* l, Result<json> r);
   Millis backoff_delay(int k);
@@ -108,6 +121,19 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   bool requeue_refused(CallId id, Link* l, const Error& e);
   void drain_check();
   bool reconnect_after_drain(const std::optional<DrainNotice>& n);
+
+  // streams.cpp
+  CallId stream(std::string method, std::optional<json> params, StreamPolicy policy,
+                ChunkReceiver on_chunk, Completion done);
+  Result<Id> send_stream(CallId id, Call& c, std::optional<json> params, const weft::CallOptions& o);
+  void chunk(CallId id, Link* l, Chunk&& ch);
+  // `n` more chunks were consumed: granted back now when they make a step
+  // (credit/4), else at the end of this turn of the loop (never left owed).
+  void consumed(CallId id, std::uint32_t n);
+  bool grant(CallId id, std::uint32_t n);
+  bool pause(CallId id, bool paused);
+  // A stream's timeout measures silence: each chunk and grant restarts it.
+  void restart_deadline(CallId id, Call& c);
 
   // connection.cpp
   void ensure_connecting();

@@ -140,6 +140,7 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     sc.conn.codec_limits = cfg_.codec_limits;
     sc.conn.framing_limits = cfg_.framing_limits;
     sc.conn.peer_limits = cfg_.peer_limits;
+    sc.conn.max_send = cfg_.max_request;
     sc.name = a_.text;
     sc.eof_grace = 0;  // the server ended the stream: nothing will read our answers
     sc.log = hooks_.log;

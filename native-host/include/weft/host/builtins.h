@@ -24,6 +24,15 @@ json openrpc_document(const std::vector<MethodInfo>& methods, const std::string&
 // other requests; $/cancelRequest answers -32800 at once.
 void register_sleep(Peer& peer, boost::asio::any_io_executor executor);
 
+// bytes {"count": N, "size": S} (or [N, S]) → streams N chunks of S bytes
+// each, as binary values (MessagePack `bin`; the JSON codec writes binary as
+// {"bytes":[…],"subtype":null}), chunk k filled with the byte k % 256, with
+// total N; then answers {"chunks": N, "bytes": N·S}. It writes as fast as
+// the caller's credit allows (Reply::on_writable) and stops at
+// $/cancelRequest. A caller that opened no stream gets -32600; S over
+// PeerLimits::max_stream_chunk gets -32600 from the first write.
+void register_bytes(Peer& peer);
+
 // The host library's version (reported by rpc.ping).
 const char* host_version();
 

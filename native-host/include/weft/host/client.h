@@ -89,7 +89,13 @@ struct ClientConfig {
   std::optional<Framing> framing;  // byte transports; nullopt → transport.h's default
   CodecKind codec = CodecKind::Json;  // ws: MessagePack travels in binary frames
   // Frame size, header size and read timeout of byte transports (framing.h).
-  FramingLimits framing_limits;
+  // max_frame bounds what the server sends, a response: 100 MB by default
+  // (the server's own default for requests is 10 MB).
+  FramingLimits framing_limits{100u * 1000u * 1000u};
+  // The largest request this client sends, in bytes (0: no limit): a larger
+  // one is not sent; its call fails at once with -32002 naming the size.
+  // Byte transports (unix, tcp, exec).
+  std::size_t max_request = 10u * 1000u * 1000u;
   CodecLimits codec_limits;        // max_depth accepted in what the server sends
   PeerLimits peer_limits;          // max_pending: calls in flight on one connection
   std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
@@ -129,6 +135,27 @@ using CallId = std::uint64_t;  // a Client's handle for one call (not the wire i
 // Receives a call's Outcome, once.
 using Completion = std::function<void(Outcome)>;
 
+// Options of one streamed call (Client::stream, docs/streams.md "Native
+// host"). Credit is the backpressure: the server sends at most `credit`
+// chunks beyond those the consumer has taken, so at most that many are ever
+// in flight or waiting, whatever the consumer's speed.
+struct StreamPolicy {
+  // The high-water mark: chunks the server may send before more are
+  // granted (clamped by the server to its max_stream_credit, 1,024).
+  std::uint32_t credit = 16;
+  // Silence, not length: fails with -32001 when no chunk arrives and no
+  // credit is granted for this long (the server is sent $/cancelRequest).
+  // nullopt → ClientConfig::default_timeout.
+  std::optional<Millis> timeout;
+  // true: a chunk counts as consumed once on_chunk returns, and consumed
+  // chunks are granted back (in steps of credit/4), except while the stream
+  // is paused. false: nothing is granted until Client::grant.
+  bool auto_grant = true;
+};
+// Receives each chunk of a streamed call, in order (seq from 0), on the
+// io_context's thread; the Completion then gets the final answer.
+using ChunkReceiver = std::function<void(Chunk&&)>;
+
 // A persistent client: one connection (re)opened as needed, many calls in
 // flight on it, run on the caller's io_context (see the top of this file).
 class Client {
@@ -152,7 +179,26 @@ class Client {
   CallId call(std::string method, std::optional<json> params, CallPolicy policy, Completion done);
   // Queued until connected; fails (-32002) only once the client is closed.
   Result<void> notify(std::string method, std::optional<json> params);
+  // A streamed call (docs/streams.md): $/weft/open with policy.credit, then
+  // the request; chunks arrive at on_chunk, the final answer at done. A
+  // stream is never sent again (policy.retry does not apply): a connection
+  // that drops fails it with -32002. Errors as call(); a chunk that breaks
+  // the stream's rules (out of order, beyond the credit, larger than
+  // peer_limits.max_stream_chunk) fails it with -32600.
+  CallId stream(std::string method, std::optional<json> params, StreamPolicy policy,
+                ChunkReceiver on_chunk, Completion done);
+  // Lets the server send n more chunks of stream `id` (needed with
+  // auto_grant false; adds to it otherwise). False if `id` is not a stream
+  // on the wire.
+  bool grant(CallId id, std::uint32_t n);
+  // auto_grant streams: pause stops granting (the server stops once its
+  // credit is spent); resume grants what was consumed meanwhile. False if
+  // `id` is not a pending stream.
+  bool pause(CallId id);
+  bool resume(CallId id);
   // Settles the call with -32800 now; false when it has already settled.
+  // For a stream: no chunk is delivered after it; the server is sent
+  // $/cancelRequest and drops what it had queued.
   bool cancel(CallId id);
 
   // Writes what is queued, then closes; pending calls fail with -32002.
@@ -194,6 +240,37 @@ auto async_call(Client& client, std::string method, std::optional<json> params, 
       token, std::move(method), std::move(params), policy);
 }
 
+class BlockingClient;
+
+// A streamed call pulled chunk by chunk (BlockingClient::stream): next()
+// runs the loop until a chunk is there. Credit is granted as chunks are
+// taken, so a caller that stops calling next() stops the server after
+// StreamPolicy::credit chunks. Destroying it unfinished cancels the call.
+class BlockingStream {
+ public:
+  // Moving hands the call over; the moved-from stream is inert.
+  BlockingStream(BlockingStream&&) noexcept;
+  // Cancels this stream's call if unfinished, then takes over `o`'s.
+  BlockingStream& operator=(BlockingStream&& o) noexcept;
+  // Cancels the call if it has not ended. Must not outlive its BlockingClient.
+  ~BlockingStream();
+  // The next chunk, or nullopt once the call has ended (then outcome()
+  // says how: the final result, or why it failed).
+  std::optional<Chunk> next();
+  // Valid once next() returned nullopt.
+  const Outcome& outcome() const;
+  // Cancels the call: chunks not yet taken are dropped, next() returns
+  // nullopt and outcome() is Cancelled (-32800).
+  void cancel();
+
+ private:
+  friend class BlockingClient;
+  struct State;
+  BlockingStream(BlockingClient* owner, std::shared_ptr<State> st) : owner_(owner), st_(std::move(st)) {}
+  BlockingClient* owner_ = nullptr;
+  std::shared_ptr<State> st_;
+};
+
 // The same client for code without an event loop of its own (the CLI): owns
 // an io_context and runs it inside each blocking call.
 class BlockingClient {
@@ -210,6 +287,9 @@ class BlockingClient {
   // Ok once the notification is written (the connection is closed then).
   Outcome notify_and_close(const std::string& method, const std::optional<json>& params,
                            std::optional<Millis> timeout = std::nullopt);
+  // Starts a streamed call; pull its chunks with next(). policy.auto_grant
+  // is ignored: credit follows next().
+  BlockingStream stream(const std::string& method, const std::optional<json>& params, StreamPolicy policy = {});
   // Runs the loop until `done()` is true or nothing is left to do.
   void run_until(const std::function<bool()>& done);
 

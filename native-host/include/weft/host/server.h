@@ -13,6 +13,11 @@
 //   if (auto r = server.listen_unix("/tmp/app.sock"); !r) return 1;
 //   return server.run();  // until SIGINT/SIGTERM/SIGHUP (graceful) or stop()
 //
+// An async handler (weft::MethodHandler) answers through its weft::Reply,
+// which also streams chunks to a caller that opened a stream (Reply::write,
+// on_writable: docs/streams.md, "Native host"; register_bytes in builtins.h
+// is one).
+//
 // Not thread-safe: call it from the thread that runs it (handlers run there).
 #pragma once
 
@@ -95,6 +100,11 @@ struct ServerOptions {
   // Reading from a connection pauses while this many bytes of answers wait to
   // be written (the client reads slowly or not at all).
   std::size_t max_output = 8u << 20;
+  // The largest message one connection sends (a response, with the seed's
+  // 100 MB default; requests are bounded by framing_limits.max_frame, 10 MB).
+  // A larger result is answered -32603 naming its size instead. Byte-stream
+  // transports (unix, tcp, stdio); 0: no limit.
+  std::size_t max_response = 100u * 1000u * 1000u;
   // A connection whose socket accepts no output byte for this long is closed
   // (a client that never reads its answers).
   Millis write_timeout = 30000;
