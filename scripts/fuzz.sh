@@ -23,6 +23,10 @@ CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebIn
   -DWEFT_FUZZ=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_HOST=OFF -DWEFT_INSTALL=OFF \
   -DCMAKE_CXX_FLAGS="$FLAGS" >/dev/null
 cmake --build build-fuzz -j"${JOBS:-2}"
+# The commit fuzzed, for the record (docs/reliability.md); "+" marks local changes.
+if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+  git diff --quiet HEAD -- core tests/fuzz || commit+="+"
+else commit=unknown; fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for bin in build-fuzz/tests/fuzz/fuzz_*; do [ -x "$bin" ] && targets+=("$(basename "$bin")"); done
@@ -46,6 +50,7 @@ for name in "${targets[@]}"; do
     || { tail -40 "build-fuzz/$name.log"; exit 1; }
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$name.log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "build-fuzz/$name.log" | tail -1)
-  echo "fuzz: $name ${execs:-?} executions in $(( $(date +%s) - start ))s, ${cov:-no coverage line}," \
-       "corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds"
+  secs=$(( $(date +%s) - start ))
+  echo "fuzz: $name ${execs:-?} executions in ${secs}s ($(( ${execs:-0} / (secs > 0 ? secs : 1) ))/s)," \
+       "${cov:-no coverage line}, corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds, at $commit"
 done
