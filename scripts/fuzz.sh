@@ -5,9 +5,11 @@
 #   scripts/fuzz.sh SECONDS [TARGET...]   each target for SECONDS (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh 0 ...     each target for N executions instead
 #                                          (with SECONDS > 0: whichever comes first)
-#   FUZZ_MAX_LEN=N                         longest input (default 65536; fuzz_peer 1024:
-#                                          its inputs are operation lists, and shorter
-#                                          lists buy many more executions)
+#   FUZZ_MAX_LEN=N                         longest input (default 65536; fuzz_peer 128:
+#                                          its inputs are operation lists, up to 63
+#                                          operations each, and its cost per input
+#                                          grows with their number, as does libFuzzer's
+#                                          own per-input bookkeeping (docs/reliability.md))
 #
 # Seeds come from tests/fuzz/corpus/<target>/ (committed; read only); what the
 # run discovers goes to build-fuzz/corpus/<target>/. A crash leaves its input
@@ -41,7 +43,7 @@ for name in "${targets[@]}"; do
     # Both given: whichever comes first.
     if [ "$SECONDS_PER_TARGET" != 0 ]; then limit+=(-max_total_time="$SECONDS_PER_TARGET"); what+=" or ${SECONDS_PER_TARGET}s"; fi
   else limit=(-max_total_time="$SECONDS_PER_TARGET"); what="${SECONDS_PER_TARGET}s"; fi
-  max_len=${FUZZ_MAX_LEN:-$([ "$name" = fuzz_peer ] && echo 1024 || echo 65536)}
+  max_len=${FUZZ_MAX_LEN:-$([ "$name" = fuzz_peer ] && echo 128 || echo 65536)}
   echo "fuzz: $name for $what"
   start=$(date +%s)
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
