@@ -5,9 +5,11 @@
 #   scripts/fuzz.sh SECONDS [TARGET...]   each target for SECONDS (default 60)
 #   FUZZ_RUNS=N scripts/fuzz.sh 0 ...     each target for N executions instead
 #                                          (with SECONDS > 0: whichever comes first)
-#   FUZZ_MAX_LEN=N                         longest input (default 65536; fuzz_peer 1024:
-#                                          its inputs are operation lists, and shorter
-#                                          lists buy many more executions)
+#   FUZZ_MAX_LEN=N                         longest input (default 65536; fuzz_peer 128:
+#                                          its inputs are operation lists, up to 63
+#                                          operations each, and its cost per input
+#                                          grows with their number, as does libFuzzer's
+#                                          own per-input bookkeeping (docs/reliability.md))
 #
 # Seeds come from tests/fuzz/corpus/<target>/ (committed; read only); what the
 # run discovers goes to build-fuzz/corpus/<target>/. A crash leaves its input
@@ -23,6 +25,10 @@ CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebIn
   -DWEFT_FUZZ=ON -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_HOST=OFF -DWEFT_INSTALL=OFF \
   -DCMAKE_CXX_FLAGS="$FLAGS" >/dev/null
 cmake --build build-fuzz -j"${JOBS:-2}"
+# The commit fuzzed, for the record (docs/reliability.md); "+" marks local changes.
+if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+  git diff --quiet HEAD -- core tests/fuzz || commit+="+"
+else commit=unknown; fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for bin in build-fuzz/tests/fuzz/fuzz_*; do [ -x "$bin" ] && targets+=("$(basename "$bin")"); done
@@ -37,7 +43,7 @@ for name in "${targets[@]}"; do
     # Both given: whichever comes first.
     if [ "$SECONDS_PER_TARGET" != 0 ]; then limit+=(-max_total_time="$SECONDS_PER_TARGET"); what+=" or ${SECONDS_PER_TARGET}s"; fi
   else limit=(-max_total_time="$SECONDS_PER_TARGET"); what="${SECONDS_PER_TARGET}s"; fi
-  max_len=${FUZZ_MAX_LEN:-$([ "$name" = fuzz_peer ] && echo 1024 || echo 65536)}
+  max_len=${FUZZ_MAX_LEN:-$([ "$name" = fuzz_peer ] && echo 128 || echo 65536)}
   echo "fuzz: $name for $what"
   start=$(date +%s)
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -46,6 +52,7 @@ for name in "${targets[@]}"; do
     || { tail -40 "build-fuzz/$name.log"; exit 1; }
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$name.log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "build-fuzz/$name.log" | tail -1)
-  echo "fuzz: $name ${execs:-?} executions in $(( $(date +%s) - start ))s, ${cov:-no coverage line}," \
-       "corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds"
+  secs=$(( $(date +%s) - start ))
+  echo "fuzz: $name ${execs:-?} executions in ${secs}s ($(( ${execs:-0} / (secs > 0 ? secs : 1) ))/s)," \
+       "${cov:-no coverage line}, corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds, at $commit"
 done

@@ -48,8 +48,9 @@ fi
 
 # The native suite again under AddressSanitizer + UndefinedBehaviorSanitizer
 # (leaks included): every ctest case and the host tests against the
-# sanitized CLI. The host runs one thread (Asio io_context, no worker threads),
-# so there is no ThreadSanitizer run. WEFT_SKIP_SANITIZE=1 skips the step.
+# sanitized CLI. No ThreadSanitizer run yet: the server runs one thread, the
+# client a resolver thread and (--session) a stdin reader, which hand over by
+# post() (docs/reliability.md). WEFT_SKIP_SANITIZE=1 skips the step.
 if [ "${WEFT_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "== sanitizers: ASan + UBSan build (build-asan), ctest and the host tests"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \

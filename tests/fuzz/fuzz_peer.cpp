@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "demo.h"
+#include "message_writer.h"
 #include "weft/weft.h"
 
 namespace {
@@ -91,7 +92,7 @@ struct Wire : FrameHandler {
   void on_frame(std::string_view payload) override {
     auto doc = codec->decode(payload);
     if (!doc.ok()) fail("the peer wrote an undecodable frame", doc.error().message);
-    Incoming in = classify(*doc);
+    Incoming in = classify(std::move(*doc));
     for (const Item& item : in.items) {
       if (auto* n = std::get_if<Notification>(&item); n && n->method == "$/weft/chunk" && !raw) chunk(*n);
       const Response* r = std::get_if<Response>(&item);
@@ -130,7 +131,7 @@ struct Wire : FrameHandler {
 bool note_noise_ids(const Codec& codec, std::string_view payload, Wire& wire) {
   auto doc = codec.decode(payload);
   if (!doc.ok()) return true;
-  Incoming in = classify(*doc);
+  Incoming in = classify(std::move(*doc));
   for (const Item& item : in.items) {
     const Id* id = nullptr;
     if (auto* r = std::get_if<Request>(&item)) id = &r->id;
@@ -212,16 +213,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       conn.feed(std::string_view(stream).substr(off, step), now);
     stream.clear();
   };
-  auto frame = [&](const json& msg) {
-    std::string body;
-    if (kind == CodecKind::Json) {
-      body = msg.dump();
-    } else {
-      std::vector<std::uint8_t> v = json::to_msgpack(msg);
-      body.assign(v.begin(), v.end());
-    }
-    encode_frame(framing, body, stream);
-  };
+  // Our messages, written with members in key order (message_writer.h);
+  // frame() frames what was written so far.
+  fuzz::Writer w(kind);
+  auto frame = [&] { encode_frame(framing, w.take(), stream); };
+  auto envelope = [&](std::size_t members) { w.map(members); };
+  auto version = [&] { w.key("jsonrpc").str("2.0"); };
 
   std::int64_t next_clean = kCleanBase;
   std::set<std::int64_t> clean_sent;
@@ -229,17 +226,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto clean_request = [&](std::uint8_t b) {
     const std::int64_t id = next_clean++;
     clean_sent.insert(id);
-    json m = {{"jsonrpc", "2.0"}, {"id", id}};
+    envelope(b & 1 ? 3 : 4);
+    w.key("id").num(id);
+    version();
     if (b & 1) {
-      m["method"] = "park";
+      w.key("method").str("park");
     } else {
-      m["method"] = sync_methods[(b >> 1) % 6];
-      m["params"] = json::array({b, 1});
+      w.key("method").str(sync_methods[(b >> 1) % 6]);
+      w.key("params").array(2).num(b).num(1).end();
     }
-    return m;
+    w.end();
   };
   auto clean_notification = [&](std::uint8_t b) {
-    return json{{"jsonrpc", "2.0"}, {"method", (b & 1) ? "notify_hello" : "park"}, {"params", json::array({b})}};
+    envelope(3);
+    version();
+    w.key("method").str((b & 1) ? "notify_hello" : "park");
+    w.key("params").array(1).num(b).end();
+    w.end();
+  };
+  auto control = [&](const char* method, std::int64_t id, std::optional<std::uint64_t> credit, bool progress) {
+    envelope(3);
+    version();
+    w.key("method").str(method);
+    w.key("params").map(1 + (credit ? 1 : 0) + (progress ? 1 : 0));
+    if (credit) w.key("credit").num(std::int64_t(*credit));
+    w.key("id").num(id);
+    if (progress) w.key("progress").boolean(true);
+    w.end().end();
   };
 
   if (raw) {
@@ -251,27 +264,41 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::uint8_t op = in.byte(), arg = in.byte();
     switch (op % 14) {
       case 0:
-      case 1: frame(clean_request(arg)); break;
-      case 2: frame(clean_notification(arg)); break;
+      case 1:
+        clean_request(arg);
+        frame();
+        break;
+      case 2:
+        clean_notification(arg);
+        frame();
+        break;
       case 3: {
-        json batch = json::array();
-        for (int k = 0; k < 1 + arg % 6; ++k)
-          batch.push_back((in.byte() & 1) ? clean_request(in.byte()) : clean_notification(in.byte()));
-        frame(batch);
+        const int k = 1 + arg % 6;
+        w.array(k);
+        for (int i = 0; i < k; ++i) {
+          if (in.byte() & 1) clean_request(in.byte());
+          else clean_notification(in.byte());
+        }
+        w.end();
+        frame();
         break;
       }
       case 4: {  // an answer to one of our calls (maybe twice, maybe late)
         if (ours.empty()) break;
-        json m = {{"jsonrpc", "2.0"}, {"id", ours[arg % ours.size()].to_json()}};
-        if (arg & 1) m["result"] = arg;
-        else m["error"] = {{"code", -1}, {"message", "no"}};
-        frame(m);
+        envelope(3);
+        if (!(arg & 1)) w.key("error").map(2).key("code").num(-1).key("message").str("no").end();
+        w.key("id").num(ours[arg % ours.size()].as_int());
+        version();
+        if (arg & 1) w.key("result").num(arg);
+        w.end();
+        frame();
         break;
       }
       case 5:  // cancel one of the clean requests (parked ones are answered -32800)
-        if (next_clean > kCleanBase)
-          frame(json{{"jsonrpc", "2.0"}, {"method", "$/cancelRequest"},
-                     {"params", {{"id", kCleanBase + arg % (next_clean - kCleanBase)}}}});
+        if (next_clean > kCleanBase) {
+          control("$/cancelRequest", kCleanBase + arg % (next_clean - kCleanBase), std::nullopt, false);
+          frame();
+        }
         break;
       case 6:
         flush();
@@ -297,10 +324,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         clean_sent.insert(id);
         const std::uint64_t c = arg % 3;
         wire.credit[id] = c;
-        json open = {{"id", id}, {"credit", c}};
-        if (arg & 8) open["progress"] = true;
-        frame(json{{"jsonrpc", "2.0"}, {"method", "$/weft/open"}, {"params", open}});
-        frame(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "stream"}, {"params", json::array({arg >> 4})}});
+        control("$/weft/open", id, c, arg & 8);
+        frame();
+        envelope(4);
+        w.key("id").num(id);
+        version();
+        w.key("method").str("stream");
+        w.key("params").array(1).num(arg >> 4).end();
+        w.end();
+        frame();
         break;
       }
       case 13: {  // more credit for a stream
@@ -308,7 +340,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto it = std::next(wire.credit.begin(), arg % wire.credit.size());
         const std::uint64_t n = (arg >> 3) % 4;
         it->second += n;
-        frame(json{{"jsonrpc", "2.0"}, {"method", "$/weft/credit"}, {"params", {{"id", it->first}, {"credit", n}}}});
+        control("$/weft/credit", it->first, n, false);
+        frame();
         break;
       }
       default: {  // noise: fuzzer bytes in a well-formed frame
@@ -326,7 +359,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Enough credit for every stream, so that queued chunks and answers go out.
   for (auto& [id, c] : wire.credit) {
     c += 64;
-    frame(json{{"jsonrpc", "2.0"}, {"method", "$/weft/credit"}, {"params", {{"id", id}, {"credit", 64}}}});
+    control("$/weft/credit", id, 64, false);
+    frame();
   }
   flush();
   conn.finish(now);

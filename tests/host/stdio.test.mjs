@@ -22,6 +22,15 @@ function startStdio(extraArgs = [], env = {}) {
   return child;
 }
 
+// Polls `done` until true; fails after `ms` (a bound, not a synchronisation).
+async function until(done, what, ms = 10000) {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}`);
+    await sleep(10);
+  }
+}
+
 const live = [];
 function lspClient(extraArgs, env) {
   const child = startStdio(extraArgs, env);
@@ -134,7 +143,7 @@ describe('stdio with vscode-jsonrpc', () => {
       const dec = new FrameDecoder(framing, (m) => got.push(m));
       child.stdout.on('data', (c) => dec.push(c));
       child.stdin.write(encodeFrame(framing, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sum', params: [20, 22] })));
-      for (let i = 0; i < 100 && got.length < 1; i++) await sleep(20);
+      await until(() => got.length >= 1, `the ${framing} answer`);
       assert.deepEqual(got, [{ jsonrpc: '2.0', id: 1, result: 42 }], framing);
     }
   });
@@ -151,6 +160,9 @@ describe('docs/framing.md: stdout discipline, limits, read timeout, EOF', () => 
       child.stdoutBytes = Buffer.concat([child.stdoutBytes, c]);
       dec.push(c);
     });
+    // Waits for the n-th line matching `re` on stderr (the server's log).
+    child.waitForLog = (re, n = 1) =>
+      until(() => (child.stderrText.match(new RegExp(re, 'g')) || []).length >= n, `log line ${n} ${re}`);
     child.waitFor = async (n, ms = 5000) => {
       const deadline = Date.now() + ms;
       while (child.got.length < n) {
@@ -208,12 +220,15 @@ describe('docs/framing.md: stdout discipline, limits, read timeout, EOF', () => 
   test('read timeout discards a partial frame and keeps serving (WEFT_READ_TIMEOUT_MS)', async () => {
     const child = rawServer({ WEFT_READ_TIMEOUT_MS: '300' });
     child.stdin.write('Content-Length: 100\r\n\r\n{"jsonrpc":"2.0",');
-    await sleep(700);
+    // Each next frame is written once the server has logged the timeout, not
+    // after a fixed sleep: a server slow to start or starved (ASan on a loaded
+    // machine) would read it within 300 ms of the partial one, as its rest.
+    await child.waitForLog('read timeout', 1);
     child.stdin.write(encodeFrame('lsp', '{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2]}'));
+    await child.waitFor(1);
     // A second timeout does not end the daemon either.
-    await sleep(50);
     child.stdin.write('Content-Len');
-    await sleep(700);
+    await child.waitForLog('read timeout', 2);
     child.stdin.write(encodeFrame('lsp', '{"jsonrpc":"2.0","id":2,"method":"sum","params":[2,2]}'));
     const got = await child.waitFor(2);
     assert.deepEqual(got, [
