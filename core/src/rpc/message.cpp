@@ -177,7 +177,9 @@ std::optional<json>* envelope_slot(Envelope& e, std::string_view name) {
       if (name == "params") return &e.params;
       if (name == "result") return &e.result;
       return nullptr;
-    case 7: return name == "jsonrpc" ? &e.jsonrpc : nullptr;
+    case 7:
+      if (name == "jsonrpc") return &e.jsonrpc;
+      return name == "metrics" ? &e.metrics : nullptr;  // docs/protocol.md "Metrics"
     default: return nullptr;
   }
 }
@@ -231,6 +233,18 @@ Id usable_id(const Envelope& e, const std::string* lexeme) {
   return id.value_or(Id());
 }
 
+// A response's "metrics" member (docs/protocol.md, "Metrics"): informational,
+// so one that is not {"processing_time_us": uint, "response_size": uint} is
+// ignored rather than making the response invalid.
+std::optional<ResponseMetrics> metrics_of(const Envelope& e) {
+  if (!e.metrics || !e.metrics->is_object()) return std::nullopt;
+  auto t = e.metrics->find("processing_time_us");
+  auto n = e.metrics->find("response_size");
+  if (t == e.metrics->end() || n == e.metrics->end() || !t->is_number_unsigned() || !n->is_number_unsigned())
+    return std::nullopt;
+  return ResponseMetrics{t->get<std::uint64_t>(), n->get<std::uint64_t>()};
+}
+
 // Malformed responses are reported, never answered: answering a response
 // with an error could make two peers bounce errors at each other forever.
 Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
@@ -241,7 +255,7 @@ Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
   if (!id) return invalid(rid, "response has no usable \"id\"", false);
   if (e.result.has_value() == e.error.has_value())
     return invalid(rid, "response must have exactly one of \"result\" and \"error\"", false);
-  if (e.result) return Response{std::move(*id), std::move(*e.result)};
+  if (e.result) return Response{std::move(*id), std::move(*e.result), metrics_of(e)};
   // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
   json* err = &*e.error;
   if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
@@ -252,7 +266,7 @@ Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
   if (msg == err->end() || !msg->is_string()) return invalid(rid, "error \"message\" must be a string", false);
   Error err_out(*code, std::move(msg->get_ref<std::string&>()));
   if (auto d = err->find("data"); d != err->end()) err_out.data = std::move(*d);
-  return Response{std::move(*id), std::move(err_out)};
+  return Response{std::move(*id), std::move(err_out), metrics_of(e)};
 }
 
 // A top-level value or batch element of a decoded document.
@@ -368,6 +382,7 @@ void detail::EnvelopeBuilder::value(json&& v) {
 // ---- Writing ----------------------------------------------------------------
 
 void write_json(const Message& m, std::string& out) {
+  const std::size_t start = out.size();
   out += R"({"jsonrpc":"2.0",)";
   if (auto* r = std::get_if<Request>(&m)) {
     out += R"("method":)";
@@ -404,6 +419,16 @@ void write_json(const Message& m, std::string& out) {
     }
     out += R"(,"id":)";
     resp.id.write_json(out);
+    if (resp.metrics) {
+      // response_size: this response's bytes without the metrics member,
+      // i.e. up to here plus the closing brace (ResponseMetrics).
+      const std::size_t size = out.size() - start + 1;
+      out += R"(,"metrics":{"processing_time_us":)";
+      out += std::to_string(resp.metrics->processing_time_us);
+      out += R"(,"response_size":)";
+      out += std::to_string(size);
+      out += '}';
+    }
   }
   out += '}';
 }
@@ -442,6 +467,9 @@ json to_json_value(const Message& m) {
     if (resp.is_error()) j["error"] = std::get<Error>(resp.outcome).to_json();
     else j["result"] = std::get<json>(resp.outcome);
     j["id"] = resp.id.to_json();
+    if (resp.metrics)  // response_size as given: this is no encoding
+      j["metrics"] = json{{"processing_time_us", resp.metrics->processing_time_us},
+                          {"response_size", resp.metrics->response_size}};
   }
   return j;
 }
