@@ -199,6 +199,30 @@ TEST_CASE("compression: a frame that would decompress past max_frame is refused 
   }
 }
 
+TEST_CASE("compression: a frame asking for a window over max(max_frame, 8 MiB) is refused with -32600",
+          "[compression]") {
+  ConnEnd server(zserver());  // max_frame 10 MB: the cap is 16 MiB
+  echo(server.peer());
+  // A streaming compressor with a 128 MiB window (zstd --long=27) that does
+  // not know the content size up front writes that window in the header.
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 27);
+  const std::string content = R"({"jsonrpc":"2.0","method":"echo","params":[1],"id":1})";
+  std::string z(1024, '\0');
+  ZSTD_outBuffer dst{z.data(), z.size(), 0};
+  ZSTD_inBuffer src{content.data(), content.size(), 0};
+  ZSTD_compressStream2(c, &dst, &src, ZSTD_e_continue);
+  ZSTD_inBuffer none{nullptr, 0, 0};
+  while (ZSTD_compressStream2(c, &dst, &none, ZSTD_e_end) != 0) {
+  }
+  ZSTD_freeCCtx(c);
+  z.resize(dst.pos);
+  server.conn->feed(len32be(z), 0);
+  CHECK(payloads(server.take()) ==
+        std::vector<std::string>{
+            R"x({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: compressed frame needs a window over 16777216 bytes (the larger of max_frame and 8 MiB)"},"id":null})x"});
+}
+
 TEST_CASE("compression: a corrupt compressed frame is refused with -32700 saying what was wrong", "[compression]") {
   ConnEnd server(zserver());
   echo(server.peer());

@@ -61,9 +61,11 @@ Result<void> Zstd::decompress(std::string_view in, std::size_t max, std::string&
   if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared > max) return too_big(max);
   if (!z_->d && !(z_->d = ZSTD_createDCtx())) return corrupt("out of memory");
   ZSTD_DCtx_reset(z_->d, ZSTD_reset_session_and_parameters);
-  // The window is the memory a frame makes the decoder hold: no larger
-  // than the largest payload we accept (at least zstd's minimum, 1 KiB).
-  int window_log = 10;
+  // The window is the memory a frame makes the decoder hold. Capped at the
+  // larger of max_frame and 8 MiB: zstd's levels 1 to 19 never ask for more
+  // (a streaming compressor, e.g. the zstd tool reading a pipe, asks for
+  // the level's full window whatever the content), only --ultra and --long.
+  int window_log = 23;
   while (window_log < 31 && (std::size_t{1} << window_log) < max) ++window_log;
   ZSTD_DCtx_setParameter(z_->d, ZSTD_d_windowLogMax, window_log);
 
@@ -80,8 +82,9 @@ Result<void> Zstd::decompress(std::string_view in, std::size_t max, std::string&
     if (ZSTD_isError(r)) {
       out.clear();
       if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
-        return Error(code::kInvalidRequest, "Invalid Request: compressed frame needs a window larger than " +
-                                                std::to_string(max) + " bytes (max_frame)");
+        return Error(code::kInvalidRequest, "Invalid Request: compressed frame needs a window over " +
+                                                std::to_string(std::size_t{1} << window_log) +
+                                                " bytes (the larger of max_frame and 8 MiB)");
       return corrupt(ZSTD_getErrorName(r));
     }
     if (produced > max) {

@@ -42,9 +42,10 @@ class Zstd {
   // decompress to at most `max` bytes. Memory stays bounded by `max` whatever
   // the frame claims: a declared content size over `max` is refused before
   // any work, an undeclared one is decompressed in steps and refused as soon
-  // as it passes `max`, and the window is capped near `max`. Errors:
+  // as it passes `max`, and the window is capped at max(`max`, 8 MiB). Errors:
   //  -32600 "Invalid Request: decompressed frame exceeds M bytes (max_frame)",
-  //         or "... compressed frame needs a window larger than M bytes (max_frame)"
+  //         or "... compressed frame needs a window over W bytes (the larger
+  //         of max_frame and 8 MiB)"
   //  -32700 "Parse error: compressed frame: <what>" (corrupt, truncated,
   //         bytes after the frame, or zstd missing from this build)
   Result<void> decompress(std::string_view in, std::size_t max, std::string& out);

@@ -39,6 +39,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     Id wire_id;
     bool cancelling = false;
     bool timing_out = false;
+    std::optional<ResponseMetrics> metrics;  // of the last answer (Outcome::metrics)
   };
 
   Impl(boost::asio::io_context& io, ClientConfig c)
