@@ -149,3 +149,24 @@ TEST_CASE("serve drain flags set the notice's reconnect_after and downtime") {
         "--reconnect-after expects milliseconds (0 or more), got 'later'");
   CHECK(P({"call", "--downtime", "10", "m"}).error.find("unknown option '--downtime'") == 0);
 }
+
+TEST_CASE("--handshake, --metrics and --compress zstd: serve serves them, call offers them") {
+  auto p = P({"serve", "--unix", "/tmp/x", "--handshake"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.handshake);
+  CHECK_FALSE(p.options.metrics);
+  CHECK(p.options.compress.empty());
+  p = P({"serve", "--unix", "/tmp/x", "--metrics", "--compress", "zstd"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.handshake);  // implied
+  CHECK(p.options.metrics);
+  CHECK(p.options.compress == std::vector<std::string>{"zstd"});
+  p = P({"call", "--unix", "/tmp/x", "--metrics", "--compress=zstd", "m"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.metrics);
+  CHECK(p.options.compress == std::vector<std::string>{"zstd"});
+
+  CHECK(P({"serve", "--compress", "lz4"}).error == "unknown compression 'lz4' (zstd)");
+  CHECK(P({"call", "--handshake", "m"}).error.find("unknown option '--handshake'") == 0);
+  CHECK(P({"notify", "--metrics", "m"}).error.find("unknown option '--metrics'") == 0);
+}
