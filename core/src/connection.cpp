@@ -102,12 +102,22 @@ struct Connection::Impl final : FrameHandler {
   }
 
   void on_frame(std::string_view payload) override {
-    if (zstd && detail::is_zstd_frame(payload)) {
-      // docs/framing.md "Compression": bounded by max_frame like any payload.
-      if (Result<void> r = z.decompress(payload, opts.framing_limits.max_frame, plain); !r)
-        return undecodable(r.error());
-      payload = plain;
-    }
+    if (zstd && detail::is_zstd_frame(payload)) return on_compressed(payload);
+    decode(payload);
+  }
+
+  // docs/framing.md Z3-Z5: decompressed within max_frame, then decoded like
+  // any payload. The buffer is kept for the next frame unless it grew past
+  // 1 MiB: one large frame does not pin its size for the connection's life.
+  void on_compressed(std::string_view payload) {
+    std::string text = std::move(plain);
+    if (Result<void> r = z.decompress(payload, opts.framing_limits.max_frame, text); !r)
+      return undecodable(r.error());
+    decode(text);
+    if (text.capacity() <= (std::size_t{1} << 20)) plain = std::move(text);
+  }
+
+  void decode(std::string_view payload) {
     if (opts.codec == CodecKind::Json) {
       // The JSON codec's decode + classify without building the envelope
       // object or a Document (json_parse.h, EnvelopeBuilder): same errors,

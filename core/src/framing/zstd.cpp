@@ -2,6 +2,7 @@
 #include "framing/zstd.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #if defined(WEFT_HAVE_ZSTD)
 #include <zstd.h>
@@ -11,14 +12,17 @@
 namespace weft::detail {
 
 namespace {
-Error too_big(std::size_t max) {
-  return Error(code::kInvalidRequest,
-               "Invalid Request: decompressed frame exceeds " + std::to_string(max) + " bytes (max_frame)");
-}
 Error corrupt(const std::string& what) { return Error(code::kParseError, "Parse error: compressed frame: " + what); }
 }  // namespace
 
 #if defined(WEFT_HAVE_ZSTD)
+
+namespace {
+Error too_big(std::size_t max) {
+  return Error(code::kInvalidRequest,
+               "Invalid Request: decompressed frame exceeds " + std::to_string(max) + " bytes (max_frame)");
+}
+}  // namespace
 
 struct Zstd::Contexts {
   ZSTD_CCtx* c = nullptr;
@@ -71,8 +75,9 @@ Result<void> Zstd::decompress(std::string_view in, std::size_t max, std::string&
 
   ZSTD_inBuffer src{in.data(), in.size(), 0};
   // Grow the output in steps; max + 1 bytes of room tells "exactly max" from "more".
+  const std::size_t cap = max < SIZE_MAX / 2 ? max + 1 : SIZE_MAX / 2;
   std::size_t room = declared != ZSTD_CONTENTSIZE_UNKNOWN ? static_cast<std::size_t>(declared) + 1
-                                                          : std::min<std::size_t>(max + 1, 64 * 1024);
+                                                          : std::min<std::size_t>(cap, 64 * 1024);
   std::size_t produced = 0;
   for (;;) {
     out.resize(room);
@@ -103,7 +108,13 @@ Result<void> Zstd::decompress(std::string_view in, std::size_t max, std::string&
       out.clear();
       return corrupt("truncated zstd frame");
     }
-    if (dst.pos == dst.size) room = std::min<std::size_t>(max + 1, room * 2);
+    if (dst.pos == dst.size) {
+      if (room == cap) {  // only when max is near SIZE_MAX: no more room to give
+        out.clear();
+        return too_big(max);
+      }
+      room = std::min<std::size_t>(cap, room * 2);
+    }
   }
 }
 
