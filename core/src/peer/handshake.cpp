@@ -1,7 +1,8 @@
 // The optional handshake (docs/protocol.md, "Handshake"): rpc.handshake
 // (§4: "rpc." names are for rpc-internal methods) carries the protocol
 // version, capabilities, limits and a session id; what both sides support
-// then gates streams and progress.
+// then gates streams and progress, and switches on metrics and compression
+// (the serving side picks the algorithm from the caller's preferences).
 #include "weft/peer.h"
 
 #include <algorithm>
