@@ -223,7 +223,11 @@ export interface EndpointLimits {
 export interface HandshakeOffer {
   /** "major.minor" (default "1.0"); different majors are refused with -32006. */
   version?: string;
-  /** Default ["streams", "progress", "drain"]. */
+  /**
+   * Default ["streams", "progress", "drain"]. "metrics" and "compression"
+   * are native-only (docs/protocol.md, "Metrics", "Compression"): this
+   * build removes them from its offer.
+   */
   capabilities?: string[];
   limits?: Record<string, unknown>;
   /** The serving side's session id. */

@@ -96,3 +96,80 @@ TEST_CASE("capabilities gate streams and progress once agreed", "[handshake][str
   REQUIRE(p.from_client.size() == before + 1);
   CHECK(p.from_client.back().find("$/weft/open") == std::string::npos);
 }
+
+TEST_CASE("compression: the serving side picks the first of the caller's preferences it supports",
+          "[handshake][compression]") {
+  Handshake server_side = offer("1.0", {"compression"});
+  server_side.compression_preference = {"lz4", "zstd"};
+  Pair p = served(server_side);
+  Handshake mine = offer("1.0", {"compression"});
+  mine.compression_preference = {"none", "brotli", "zstd", "lz4"};
+  std::optional<Result<Handshake>> got;
+  REQUIRE(p.client->handshake(mine, [&](Result<Handshake> r) { got = std::move(r); }, {}, 0).ok());
+  p.run();
+  REQUIRE(got);
+  REQUIRE(got->ok());
+  CHECK((*got)->compression_used == "zstd");  // "none" is never picked
+  CHECK((*got)->capabilities == std::vector<std::string>{"compression"});
+  CHECK(p.server->agreed()->compression_used == "zstd");
+  // On the wire: compression_preference in the offer, compression_used in the answer.
+  CHECK(p.from_client[0].find(R"("compression_preference":["none","brotli","zstd","lz4"])") != std::string::npos);
+  CHECK(p.from_server[0].find(R"("compression_used":"zstd")") != std::string::npos);
+}
+
+TEST_CASE("compression: no common algorithm, or no capability, agrees on no compression",
+          "[handshake][compression]") {
+  Handshake server_side = offer("1.0", {"compression", "streams"});
+  server_side.compression_preference = {"zstd"};
+  SECTION("no common algorithm") {
+    Pair p = served(server_side);
+    Handshake mine = offer("1.0", {"compression", "streams"});
+    mine.compression_preference = {"lz4"};
+    std::optional<Result<Handshake>> got;
+    p.client->handshake(mine, [&](Result<Handshake> r) { got = std::move(r); }, {}, 0);
+    p.run();
+    REQUIRE(got->ok());
+    CHECK((*got)->compression_used.empty());
+    CHECK((*got)->capabilities == std::vector<std::string>{"streams"});
+  }
+  SECTION("an algorithm but not the capability") {
+    Pair p = served(server_side);
+    Handshake mine = offer("1.0", {"streams"});
+    mine.compression_preference = {"zstd"};
+    std::optional<Result<Handshake>> got;
+    p.client->handshake(mine, [&](Result<Handshake> r) { got = std::move(r); }, {}, 0);
+    p.run();
+    REQUIRE(got->ok());
+    CHECK((*got)->compression_used.empty());
+    CHECK(p.server->agreed()->compression_used.empty());
+  }
+}
+
+TEST_CASE("compression: an answer naming an algorithm the caller did not offer is not agreed",
+          "[handshake][compression]") {
+  Pair p;
+  p.server->method("rpc.handshake", SyncHandler([](const json&) -> Result<json> {
+    return json{{"version", "1.0"}, {"capabilities", {"compression"}}, {"compression_used", "lz4"}};
+  }));
+  Handshake mine = offer("1.0", {"compression"});
+  mine.compression_preference = {"zstd"};
+  std::optional<Result<Handshake>> got;
+  p.client->handshake(mine, [&](Result<Handshake> r) { got = std::move(r); }, {}, 0);
+  p.run();
+  REQUIRE(got->ok());
+  CHECK((*got)->compression_used.empty());
+  CHECK((*got)->capabilities.empty());
+}
+
+TEST_CASE("a malformed compression member is -32602 naming it", "[handshake][compression]") {
+  Pair p = served(offer("1.0", {}));
+  std::optional<Result<json>> got;
+  p.client->call("rpc.handshake", json{{"version", "1.0"}, {"compression_preference", "zstd"}},
+                 [&](Result<json> r) { got = std::move(r); }, {}, 0);
+  p.run();
+  REQUIRE(got);
+  REQUIRE_FALSE(got->ok());
+  CHECK(got->error().code == code::kInvalidParams);
+  CHECK(got->error().message ==
+        R"(Invalid params: rpc.handshake: "compression_preference" must be an array of strings)");
+}

@@ -1,6 +1,7 @@
 // Drain and retry across the boundary (docs/protocol.md): a JS endpoint
 // starting a graceful drain, and the one retry rule (weft::retry_delay) that
 // JS asks before trying a call again.
+#include <algorithm>
 #include <emscripten.h>
 
 #include "calls.h"
@@ -48,6 +49,13 @@ EMSCRIPTEN_KEEPALIVE double weft_handshake(int h, int token, std::size_t hlen, d
     set_error(offer.error());
     return 0;
   }
+  // The JavaScript build neither reads metrics nor compresses (docs/protocol.md
+  // "Metrics", "Compression"): it never offers them.
+  auto& caps = offer->capabilities;
+  caps.erase(std::remove_if(caps.begin(), caps.end(),
+                            [](const std::string& c) { return c == "metrics" || c == "compression"; }),
+             caps.end());
+  offer->compression_preference.clear();
   CallCallback settle = settle_to(h, token);
   auto r = x->peer->handshake(
       std::move(*offer),

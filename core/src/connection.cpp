@@ -1,6 +1,9 @@
 // Connection: bytes → frames → documents → Peer, and back out again.
 #include "weft/connection.h"
 
+#include <algorithm>
+
+#include "framing/zstd.h"
 #include "json/parse.h"
 
 namespace weft {
@@ -14,10 +17,25 @@ struct Connection::Impl final : FrameHandler {
   std::string frame;  // reused: frame header room, then the encoded message
   std::size_t error_run = 0;  // undecodable frames in a row
   Incoming spare;             // the last frame's Incoming, its vector reused
+  // Compression (docs/framing.md "Compression"): the algorithms this side can
+  // use (ConnectionOptions::compression, filtered), whether zstd is one, the
+  // contexts, and buffers reused for compressed frames.
+  std::vector<std::string> algorithms;
+  bool zstd = false;
+  detail::Zstd z;
+  std::string zframe, plain;
 
   explicit Impl(ConnectionOptions o) : opts(std::move(o)) {
     decoder = make_decoder(opts.framing, opts.framing_limits);
     codec = make_codec(opts.codec, opts.codec_limits);
+    // Only length-prefixed frames carry binary payloads as they are: NDJSON
+    // cannot hold one, and LSP declares its payload to be JSON text.
+    const bool binary = opts.framing == Framing::Len32Be || opts.framing == Framing::Len32Le;
+    for (const auto& a : opts.compression)
+      if (binary && compression_available(a) &&
+          std::find(algorithms.begin(), algorithms.end(), a) == algorithms.end())
+        algorithms.push_back(a);
+    zstd = !algorithms.empty();
     PeerOptions po;
     po.limits = opts.peer_limits;
     po.default_timeout = opts.default_timeout;
@@ -25,7 +43,25 @@ struct Connection::Impl final : FrameHandler {
     po.diagnostic = opts.diagnostic;
     po.on_drain = opts.on_drain;
     po.clock = [this] { return now; };  // the time of the feed/advance in progress
+    po.clock_us = opts.clock_us;
+    if (opts.handshake) po.handshake = offer(*opts.handshake);
     peer = std::make_unique<Peer>(std::move(po));
+  }
+
+  // `h` with this side's compression: the usable algorithms and, when there
+  // are any, the "compression" capability.
+  Handshake offer(Handshake h) const {
+    auto& caps = h.capabilities;
+    caps.erase(std::remove(caps.begin(), caps.end(), "compression"), caps.end());
+    if (!algorithms.empty()) caps.push_back("compression");
+    h.compression_preference = algorithms;
+    h.compression_used.clear();
+    return h;
+  }
+
+  bool compressing() const {
+    const auto& a = peer->agreed();
+    return zstd && a && a->compression_used == "zstd";
   }
 
   // The message is encoded after room for the frame header and framed where
@@ -44,7 +80,15 @@ struct Connection::Impl final : FrameHandler {
                                                               std::to_string(opts.max_send) + ")"));
       return;
     }
-    const std::string_view bytes = frame_in_place(opts.framing, frame);
+    std::string* framed = &frame;
+    if (zstd && frame.size() - kFrameHeadroom > kCompressOver && compressing()) {
+      // Sent compressed only when that is smaller (the receiver tells the
+      // two apart by the zstd magic number either way).
+      zframe.assign(kFrameHeadroom, '\0');
+      const std::string_view payload(frame.data() + kFrameHeadroom, frame.size() - kFrameHeadroom);
+      if (z.compress(payload, zframe) && zframe.size() < frame.size()) framed = &zframe;
+    }
+    const std::string_view bytes = frame_in_place(opts.framing, *framed);
     if (opts.write) opts.write(bytes);
   }
 
@@ -69,6 +113,22 @@ struct Connection::Impl final : FrameHandler {
   }
 
   void on_frame(std::string_view payload) override {
+    if (zstd && detail::is_zstd_frame(payload)) return on_compressed(payload);
+    decode(payload);
+  }
+
+  // docs/framing.md Z3-Z5: decompressed within max_frame, then decoded like
+  // any payload. The buffer is kept for the next frame unless it grew past
+  // 1 MiB: one large frame does not pin its size for the connection's life.
+  void on_compressed(std::string_view payload) {
+    std::string text = std::move(plain);
+    if (Result<void> r = z.decompress(payload, opts.framing_limits.max_frame, text); !r)
+      return undecodable(r.error());
+    decode(text);
+    if (text.capacity() <= (std::size_t{1} << 20)) plain = std::move(text);
+  }
+
+  void decode(std::string_view payload) {
     if (opts.codec == CodecKind::Json) {
       // The JSON codec's decode + classify without building the envelope
       // object or a Document (json_parse.h, EnvelopeBuilder): same errors,
@@ -127,6 +187,17 @@ void Connection::advance(Millis now) {
   impl_->now = now;
   impl_->decoder->expire(now, *impl_);
   impl_->peer->advance(now);
+}
+
+Result<Id> Connection::handshake(Handshake mine, std::function<void(Result<Handshake>)> done, CallOptions opts,
+                                 Millis now) {
+  return impl_->peer->handshake(impl_->offer(std::move(mine)), std::move(done), std::move(opts), now);
+}
+
+bool Connection::compressing() const { return impl_->compressing(); }
+
+bool compression_available(std::string_view algorithm) {
+  return algorithm == "zstd" && detail::zstd_built();
 }
 
 void Connection::close(std::optional<Error> reason) { impl_->peer->close(std::move(reason)); }

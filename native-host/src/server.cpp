@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <list>
@@ -101,6 +102,15 @@ struct Server::Impl {
     cfg.conn.codec_limits = opts.codec_limits;
     cfg.conn.peer_limits = opts.peer_limits;
     cfg.conn.max_send = opts.max_response;
+    if (opts.handshake) {
+      cfg.conn.handshake = opts.handshake;
+      if (cfg.conn.handshake->session.empty()) cfg.conn.handshake->session = name;
+      cfg.conn.compression = opts.compression;
+      cfg.conn.clock_us = [] {  // for "metrics" (docs/protocol.md "Metrics")
+        using namespace std::chrono;
+        return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+      };
+    }
     cfg.name = std::move(name);
     cfg.eof_grace = opts.grace_ms;
     cfg.max_queued_output = opts.max_output;

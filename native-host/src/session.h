@@ -56,6 +56,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session();
 
   Peer& peer() { return conn_->peer(); }
+  Connection& connection() { return *conn_; }
   const std::string& name() const { return cfg_.name; }
 
   void start();

@@ -162,3 +162,24 @@ TEST_CASE("call --stream: a streamed call; not with --session, not for notify or
   CHECK(P({"serve", "--stream"}).error.find("unknown option '--stream'") == 0);
   CHECK(P({"call", "--stream=1", "m"}).error == "--stream takes no value");
 }
+
+TEST_CASE("--handshake, --metrics and --compress zstd: serve serves them, call offers them") {
+  auto p = P({"serve", "--unix", "/tmp/x", "--handshake"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.handshake);
+  CHECK_FALSE(p.options.metrics);
+  CHECK(p.options.compress.empty());
+  p = P({"serve", "--unix", "/tmp/x", "--metrics", "--compress", "zstd"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.handshake);  // implied
+  CHECK(p.options.metrics);
+  CHECK(p.options.compress == std::vector<std::string>{"zstd"});
+  p = P({"call", "--unix", "/tmp/x", "--metrics", "--compress=zstd", "m"});
+  REQUIRE(p.error.empty());
+  CHECK(p.options.metrics);
+  CHECK(p.options.compress == std::vector<std::string>{"zstd"});
+
+  CHECK(P({"serve", "--compress", "lz4"}).error == "unknown compression 'lz4' (zstd)");
+  CHECK(P({"call", "--handshake", "m"}).error.find("unknown option '--handshake'") == 0);
+  CHECK(P({"notify", "--metrics", "m"}).error.find("unknown option '--metrics'") == 0);
+}

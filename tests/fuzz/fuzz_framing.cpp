@@ -10,24 +10,49 @@
 //    must produce exactly the same frames and errors (codes, offsets);
 //  * no frame is longer than max_frame;
 //  * after finish() the decoder is idle;
-//  * a third pass with timeouts (expire between chunks) must not crash.
+//  * a third pass with timeouts (expire between chunks) must not crash;
+//  * zstd (docs/framing.md "Compression", when built with libzstd): every
+//    frame, behind the zstd magic number, is decompressed with max_frame as
+//    the bound: it fails with -32600/-32700 and a message, or yields at most
+//    max_frame bytes (Z4, Z5); and a frame compressed by us decompresses back
+//    to itself.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "framing/zstd.h"
 #include "weft/framing.h"
 
 namespace {
 
+// The decompression oracles above, on one frame.
+void check_zstd(std::string_view p, std::size_t max_frame) {
+  static weft::detail::Zstd z;  // contexts are reused across frames, as a Connection does
+  if (!weft::detail::zstd_built()) return;
+  std::string framed = "\x28\xB5\x2F\xFD", out;
+  framed.append(p);
+  if (auto r = z.decompress(framed, max_frame, out); r.ok()) {
+    if (out.size() > max_frame) std::abort();
+  } else if ((r.error().code != weft::code::kParseError && r.error().code != weft::code::kInvalidRequest) ||
+             r.error().message.empty() || !out.empty()) {
+    std::abort();
+  }
+  std::string packed;
+  if (!z.compress(p, packed) || !weft::detail::is_zstd_frame(packed)) std::abort();
+  if (!z.decompress(packed, p.size(), out).ok() || out != p) std::abort();
+}
+
 struct Recorder : weft::FrameHandler {
   std::size_t max_frame = 0;
   std::string log;  // a flat transcript of the events
+  bool zstd = false;  // run check_zstd on each frame
   void on_frame(std::string_view p) override {
     if (p.size() > max_frame) std::abort();
     log += "F" + std::to_string(p.size()) + ":";
     log.append(p);
+    if (zstd) check_zstd(p, max_frame);
   }
   void on_frame_error(const weft::FrameError& e) override {
     if (e.error.message.empty()) std::abort();
@@ -63,6 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   Recorder chunked, whole, timed;
   chunked.max_frame = whole.max_frame = timed.max_frame = limits.max_frame;
+  chunked.zstd = true;
 
   auto a = weft::make_decoder(f, limits);
   for (auto c : chunks) a->feed(c, 0, chunked);

@@ -75,6 +75,12 @@ for f in range(4):
 put('fuzz_framing', 'lsp-headers', bytes([0 | (7 << 2) | (7 << 5)]) + chunks(
     b'Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: 2\r\n\r\n{}'
     b'Content-Length: x\r\n\r\nContent-Length: 99999999999\r\n\r\n', 64))
+# A zstd frame of a 254-byte request without its magic number: fuzz_framing
+# puts the magic in front of every frame (docs/framing.md Z3), so this one
+# decompresses and its mutations reach the zstd decoder's frame checks.
+ZSTD_BODY = bytes.fromhex('045805020084037b226a736f6e727063223a22322e30222c226d6574686f64223a226563686f222c'
+                          '22706172616d73223a5b226162225d2c226964223a317d01001e46b932b0ccc512')
+put('fuzz_framing', 'zstd-frame', bytes([2 | (7 << 2) | (7 << 5)]) + chunks(frame(2, ZSTD_BODY), 128))
 
 # fuzz_peer: [selector][op, arg]...; raw mode (bit 3) is the byte stream itself.
 ops = bytes([0, 2, 1, 3, 2, 1, 3, 5, 0, 1, 1, 0, 1, 2, 0, 4, 1, 4, 2, 5, 1, 6, 1, 7, 30,

@@ -128,10 +128,15 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // weft_module.js 6,834. (Not yet trimmed: the next place to look for bytes.)
 // With webSocketTransport (js/transports/websocket.js) the glue is 23,512
 // gzipped as one, 29,681 file by file (21 files).
+// Raised for per-response metrics and compression negotiation
+// (docs/protocol.md "Metrics", "Compression"): the core reads and writes the
+// response's "metrics" member and the handshake's compression members in
+// both builds (the wasm build never offers them, but its Peer is the same
+// code): weft.wasm 125,988 gzipped.
 const BUDGET = {
   'JS glue, js/**/*.js gzipped as one': 24000,
   'JS glue, js/**/*.js gzipped file by file': 30000,
-  'dist/weft.wasm': 125000,
+  'dist/weft.wasm': 127000,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1100,
 };

@@ -6,10 +6,13 @@
 // keeps going. Still sans-I/O: time is a value, nothing blocks.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "weft/codec.h"
 #include "weft/framing.h"
@@ -44,7 +47,30 @@ struct ConnectionOptions {
   std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
   // The other side announced a drain (PeerOptions::on_drain): optional.
   std::function<void(const DrainNotice&)> on_drain;
+
+  // -- Handshake, metrics, compression (docs/protocol.md "Handshake") ------
+  // Serve rpc.handshake with this (PeerOptions::handshake); its compression
+  // members are set from `compression` below.
+  std::optional<Handshake> handshake;
+  // A monotonic microsecond clock (PeerOptions::clock_us): with it, and
+  // "metrics" agreed, answers carry metrics (docs/protocol.md "Metrics").
+  std::function<std::int64_t()> clock_us;
+  // Compression algorithms this side supports, in preference order; only
+  // "zstd" is known, and only on the length-prefixed framings of a build with
+  // libzstd (zstd_available()): anything else is dropped. With one left, the
+  // served handshake and Connection::handshake offer capability
+  // "compression"; once it is agreed, payloads over kCompressOver bytes go
+  // out zstd-compressed, and compressed frames are accepted from the start
+  // (docs/framing.md, "Compression").
+  std::vector<std::string> compression;
 };
+
+// Payloads larger than this are compressed once compression is agreed
+// (docs/framing.md "Compression": frames over 1 KiB).
+inline constexpr std::size_t kCompressOver = 1024;
+
+// Whether this build can compress with `algorithm` ("zstd": libzstd found).
+bool compression_available(std::string_view algorithm);
 
 // A Peer over one byte stream (see the top of this file).
 class Connection {
@@ -68,6 +94,14 @@ class Connection {
   std::optional<Millis> next_deadline() const;
   // Times out what is due at `now`: the peer's calls and a partial frame.
   void advance(Millis now);
+
+  // Peer::handshake with this Connection's compression offer (see
+  // ConnectionOptions::compression): `mine.compression_preference` and the
+  // "compression" capability are replaced by what this side can use.
+  Result<Id> handshake(Handshake mine, std::function<void(Result<Handshake>)> done, CallOptions opts,
+                       Millis now);
+  // True when outgoing payloads over kCompressOver bytes are compressed now.
+  bool compressing() const;
 
   // Closes the peer (Peer::close): pending calls fail with `reason`.
   void close(std::optional<Error> reason = std::nullopt);

@@ -86,10 +86,26 @@ struct Notification {
   std::optional<json> params;
 };
 
+// Per-response metrics (docs/protocol.md, "Metrics"): sent as a "metrics"
+// member of the response object only when a handshake agreed on "metrics".
+struct ResponseMetrics {
+  // Microseconds from the dispatch of the request to its answer, by the
+  // serving host's clock (PeerOptions::clock_us).
+  std::uint64_t processing_time_us = 0;
+  // Bytes of the response as its codec encodes it without the "metrics"
+  // member, before compression and framing. Filled by the encoder
+  // (write_json, the MessagePack codec): what a Response to be sent holds
+  // here is ignored.
+  std::uint64_t response_size = 0;
+};
+
 // A response (§5): the result or the error of the request with the same id.
 struct Response {
   Id id;                              // null only for errors that had no usable id
   std::variant<json, Error> outcome;  // result (§5 "result") or error (§5.1)
+  // Set by the serving Peer when metrics were agreed; on a received response,
+  // the "metrics" member when it is well-formed (else nullopt).
+  std::optional<ResponseMetrics> metrics{};
   // True when `outcome` holds the Error.
   bool is_error() const { return outcome.index() == 1; }
 };
@@ -158,6 +174,8 @@ struct Envelope {
   // The members as found; nullopt when absent.
   std::optional<StringMember> jsonrpc, method;
   std::optional<json> params, id, result, error;
+  // "metrics" (docs/protocol.md, "Metrics"): kept for responses only.
+  std::optional<json> metrics;
   // The source text of "id" when it is a number but not a 64-bit integer
   // (see Id): a response then echoes it byte for byte.
   std::optional<std::string> id_lexeme;

@@ -173,6 +173,10 @@ struct CallOptions {
   // call's timeout (needs PeerOptions::clock).
   ProgressHandler on_progress;
   bool progress_resets_timeout = false;
+  // Receives the response's metrics (docs/protocol.md, "Metrics") just before
+  // the completion, when the answer carried them: only after a handshake
+  // agreed on "metrics" with a side that measures (PeerOptions::clock_us).
+  std::function<void(const ResponseMetrics&)> on_metrics;
 };
 
 // A streamed call (Peer::stream): credit is how many chunks the other side
@@ -249,9 +253,19 @@ struct PeerLimits {
 // by default: plain JSON-RPC peers never see it.
 struct Handshake {
   std::string version = "1.0";            // "major.minor"; the majors must match
-  std::vector<std::string> capabilities;  // offered / agreed: "streams", "progress", "drain"
+  // Offered / agreed: "streams", "progress", "drain", "metrics", "compression".
+  std::vector<std::string> capabilities;
   json limits = json::object();           // what this side enforces (informational)
   std::string session;                    // the serving side's session id (the host makes it)
+  // Compression (docs/protocol.md, "Compression"; docs/framing.md): the
+  // algorithms this side can use, in preference order ("zstd"); on the wire
+  // "compression_preference", sent by the caller. The serving side picks the
+  // first of the caller's list that it also lists ("none" never counts) and
+  // answers it as "compression_used"; empty: no compression. Used only with
+  // the "compression" capability agreed. A Connection fills both from
+  // ConnectionOptions::compression: hosts over a byte stream leave them empty.
+  std::vector<std::string> compression_preference;
+  std::string compression_used;
 };
 
 // A handshake as JSON ({"version", "capabilities", "limits", "session"}),
@@ -304,6 +318,11 @@ struct PeerOptions {
   // carries `now`: a chunk or a progress value restarting a call's timeout.
   // Hosts supply it (Connection does); without it, timeouts are not restarted.
   std::function<Millis()> clock;
+  // A monotonic clock in microseconds, for per-response metrics: with it, a
+  // side that agreed on "metrics" in a handshake measures each request it
+  // serves from dispatch to answer (docs/protocol.md, "Metrics"); without
+  // it, "metrics" is never agreed by this side's answer nor measured.
+  std::function<std::int64_t()> clock_us;
   // The other side announced a drain ($/weft/drain): calls made from now on
   // fail at once with kUnavailable (data: retry_after, reason) without being
   // sent; calls already pending still get their answers.
@@ -311,7 +330,8 @@ struct PeerOptions {
   // Serve rpc.handshake with this side's version, capabilities, limits
   // (empty: PeerLimits as JSON) and session id. Once a handshake has agreed
   // on capabilities (either side), streams and progress work only if
-  // "streams" / "progress" were agreed.
+  // "streams" / "progress" were agreed; "metrics" and compression are used
+  // only when agreed.
   std::optional<Handshake> handshake;
 };
 

@@ -396,7 +396,11 @@ void pack_error(Packer& pk, const Error& e) {  // §5.1 error object
 // The same members, in the same order, as write_json (message.h): §4 request
 // "jsonrpc","method","params"?,"id"; §4.1 notification without "id"; §5
 // response "jsonrpc","result"|"error","id".
-void pack_message(Packer& pk, const Message& m) {
+// A response with metrics gets a fourth member "metrics" (docs/protocol.md,
+// "Metrics"); its response_size is the bytes written for the other three
+// (`out` is the buffer `pk` appends to: a fixmap header is one byte either way).
+void pack_message(Packer& pk, const std::string& out, const Message& m) {
+  const std::size_t start = out.size();
   if (const auto* r = std::get_if<Request>(&m)) {
     pk.pack_map(r->params ? 4 : 3);
     pack_str(pk, "jsonrpc");
@@ -420,7 +424,7 @@ void pack_message(Packer& pk, const Message& m) {
       pack_value(pk, *n->params);
     }
   } else if (const auto* s = std::get_if<Response>(&m)) {
-    pk.pack_map(3);
+    pk.pack_map(s->metrics ? 4 : 3);
     pack_str(pk, "jsonrpc");
     pack_str(pk, "2.0");
     if (const auto* e = std::get_if<Error>(&s->outcome)) {
@@ -432,6 +436,15 @@ void pack_message(Packer& pk, const Message& m) {
     }
     pack_str(pk, "id");
     pack_id(pk, s->id);
+    if (s->metrics) {
+      const std::uint64_t size = out.size() - start;
+      pack_str(pk, "metrics");
+      pk.pack_map(2);
+      pack_str(pk, "processing_time_us");
+      pk.pack_uint64(s->metrics->processing_time_us);
+      pack_str(pk, "response_size");
+      pk.pack_uint64(size);
+    }
   }
 }
 
@@ -461,7 +474,7 @@ class MsgpackCodec final : public Codec {
     StringSink sink{buffer};
     Packer pk(sink);
     if (out.batch) pk.pack_array(clamp32(out.messages.size()));  // §6 batch
-    for (const Message& m : out.messages) pack_message(pk, m);
+    for (const Message& m : out.messages) pack_message(pk, buffer, m);
   }
 
  private:

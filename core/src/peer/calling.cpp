@@ -67,7 +67,7 @@ void PeerState::restart_deadline(std::int64_t n, Pending& p) {
   prune_deadlines();
 }
 
-void PeerState::settle(const Id& id, Result<json>&& r) {
+void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics) {
   auto it = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : pending.end();
   if (it == pending.end()) {
     if (id.is_null() && !r.ok())
@@ -81,6 +81,11 @@ void PeerState::settle(const Id& id, Result<json>&& r) {
     return;
   }
   CallCallback done = std::move(it->second.done);
+  std::function<void(const ResponseMetrics&)> on_metrics;
+  if (it->second.on_metrics) {  // rare: CallOptions::on_metrics; the node is reused
+    on_metrics = std::move(it->second.on_metrics);
+    it->second.on_metrics = nullptr;
+  }
   const bool had_deadline = it->second.has_deadline;
   auto node = pending.extract(it);
   node.mapped().stream.reset();
@@ -89,6 +94,7 @@ void PeerState::settle(const Id& id, Result<json>&& r) {
     --live_deadlines;
     prune_deadlines();
   }
+  if (metrics && on_metrics) on_metrics(*metrics);  // before the completion (CallOptions)
   if (done) done(std::move(r));
 }
 
@@ -120,6 +126,7 @@ Result<Id> Peer::start_call(std::string method, std::optional<json> params, Call
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
   Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
+  if (opts.on_metrics) s.pending.find(id.as_int())->second.on_metrics = std::move(opts.on_metrics);
   auto self = s_;
   if (opts.on_progress && !s.allows("progress")) opts.on_progress = nullptr;  // not agreed: no progress
   if (so || opts.on_progress) {

@@ -1,7 +1,8 @@
 // The optional handshake (docs/protocol.md, "Handshake"): rpc.handshake
 // (§4: "rpc." names are for rpc-internal methods) carries the protocol
 // version, capabilities, limits and a session id; what both sides support
-// then gates streams and progress.
+// then gates streams and progress, and switches on metrics and compression
+// (the serving side picks the algorithm from the caller's preferences).
 #include "weft/peer.h"
 
 #include <algorithm>
@@ -35,8 +36,17 @@ json to_json(const Handshake& h) {
   for (const auto& c : h.capabilities) caps.push_back(c);
   json j{{"version", h.version}, {"capabilities", std::move(caps)}, {"limits", h.limits}};
   if (!h.session.empty()) j["session"] = h.session;
+  if (!h.compression_preference.empty()) j["compression_preference"] = h.compression_preference;
+  if (!h.compression_used.empty()) j["compression_used"] = h.compression_used;
   return j;
 }
+
+bool has(const std::vector<std::string>& list, const std::string& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
+
+// Whether the capabilities agreed include `c`.
+bool agreed_on(const Handshake& h, const char* c) { return has(h.capabilities, c); }
 
 // A handshake object from params or an answer; Error -32602 names what is wrong.
 Result<Handshake> from_json(const json& j, const char* what) {
@@ -58,6 +68,17 @@ Result<Handshake> from_json(const json& j, const char* what) {
   }
   if (auto l = j.find("limits"); l != j.end() && l->is_object()) h.limits = *l;
   if (auto s = j.find("session"); s != j.end() && s->is_string()) h.session = s->get<std::string>();
+  if (auto c = j.find("compression_preference"); c != j.end()) {
+    if (!c->is_array()) return bad("\"compression_preference\" must be an array of strings");
+    for (const auto& x : *c) {
+      if (!x.is_string()) return bad("\"compression_preference\" must be an array of strings");
+      h.compression_preference.push_back(x.get<std::string>());
+    }
+  }
+  if (auto c = j.find("compression_used"); c != j.end()) {
+    if (!c->is_string()) return bad("\"compression_used\" must be a string");
+    h.compression_used = c->get<std::string>();
+  }
   return h;
 }
 
@@ -88,12 +109,24 @@ Result<json> answer_handshake(PeerState& s, const json& params) {
                  json{{"supported", mine.version}});
   Handshake agreed;
   agreed.version = mine.version;
-  for (const auto& c : mine.capabilities)
-    if (std::find(theirs->capabilities.begin(), theirs->capabilities.end(), c) != theirs->capabilities.end())
-      agreed.capabilities.push_back(c);
+  // Compression: the first of the caller's preferences this side lists too
+  // ("none" is no algorithm); without one, "compression" is not agreed.
+  if (has(mine.capabilities, "compression") && has(theirs->capabilities, "compression"))
+    for (const auto& a : theirs->compression_preference)
+      if (a != "none" && has(mine.compression_preference, a)) {
+        agreed.compression_used = a;
+        break;
+      }
+  for (const auto& c : mine.capabilities) {
+    if (!has(theirs->capabilities, c)) continue;
+    if (c == "compression" && agreed.compression_used.empty()) continue;
+    if (c == "metrics" && !s.opts.clock_us) continue;  // nothing to measure with
+    agreed.capabilities.push_back(c);
+  }
   agreed.limits = mine.limits.empty() ? limits_json(s.opts.limits) : mine.limits;
   agreed.session = mine.session;
   s.agreed = agreed;
+  s.measure = s.opts.clock_us && agreed_on(agreed, "metrics");
   return to_json(agreed);
 }
 
@@ -123,7 +156,18 @@ Result<Id> Peer::handshake(Handshake mine, std::function<void(Result<Handshake>)
                                 mine.capabilities.end();
                        }),
         agreed.capabilities.end());
-    if (s) s->agreed = agreed;
+    // Compression: only an algorithm this side offered, with the capability.
+    if (!detail::has(agreed.capabilities, "compression") ||
+        !detail::has(mine.compression_preference, agreed.compression_used)) {
+      agreed.compression_used.clear();
+      agreed.capabilities.erase(std::remove(agreed.capabilities.begin(), agreed.capabilities.end(), "compression"),
+                                agreed.capabilities.end());
+    }
+    agreed.compression_preference.clear();
+    if (s) {
+      s->agreed = agreed;
+      s->measure = s->opts.clock_us && detail::agreed_on(agreed, "metrics");
+    }
     done(std::move(agreed));
   };
   return call(detail::kHandshake, std::move(params), std::move(on_answer), std::move(opts), now);

@@ -189,7 +189,7 @@ void Peer::receive(Incoming&& in) {
     } else if (auto* r = std::get_if<Response>(&item)) {
       Result<json> res = r->is_error() ? Result<json>(std::get<Error>(std::move(r->outcome)))
                                        : Result<json>(std::get<json>(std::move(r->outcome)));
-      s.settle(r->id, std::move(res));
+      s.settle(r->id, std::move(res), r->metrics ? &*r->metrics : nullptr);
     } else {
       auto& bad = std::get<Invalid>(item);
       if (!bad.reply) {

@@ -13,7 +13,11 @@
 namespace weft {
 namespace detail {
 
-void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r) {
+void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r, std::int64_t started_us) {
+  if (started_us >= 0) {  // docs/protocol.md "Metrics"; response_size is the encoder's
+    const std::int64_t spent = opts.clock_us() - started_us;
+    r.metrics = ResponseMetrics{static_cast<std::uint64_t>(spent > 0 ? spent : 0), 0};
+  }
   if (batch == 0) {
     Outgoing o = std::move(spare_out);
     o.messages.clear();
@@ -106,7 +110,7 @@ void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
   Response resp{std::move(s.id), {}};
   if (r.ok()) resp.outcome = std::move(r.value());
   else resp.outcome = r.error();
-  answer(s.batch, s.index, std::move(resp));
+  answer(s.batch, s.index, std::move(resp), s.started_us);
 }
 
 void PeerState::cancel_serving(const Id& id) {
@@ -152,10 +156,11 @@ void PeerState::cancel_serving(const Id& id) {
 void dispatch(PeerState& s, std::string& method, std::optional<json>& params, const Id* id,
               std::uint64_t batch, std::size_t index) {
   const bool answer = id != nullptr;
+  const std::int64_t started_us = answer ? s.start_clock() : -1;
   std::unique_ptr<StreamOut> out;
   if (answer && !s.openings.empty()) out = take_opening(s, *id);
   auto fail = [&](Error e) {
-    if (answer) s.answer(batch, index, Response{*id, std::move(e)});
+    if (answer) s.answer(batch, index, Response{*id, std::move(e)}, started_us);
     else s.diag(Diagnostic::Kind::NotificationFailed,
                 "notification \"" + method + "\" failed: " + e.message, e);
   };
@@ -202,7 +207,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     Response resp{answer ? *id : Id(), {}};
     if (out.ok()) resp.outcome = std::move(out.value());
     else resp.outcome = out.error();
-    if (answer) return s.answer(batch, index, std::move(resp));
+    if (answer) return s.answer(batch, index, std::move(resp), started_us);
     if (!out.ok()) fail(out.error());
     s.drop(std::move(resp));  // §4.1: a notification is never answered
     return;
@@ -215,6 +220,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   sv.discard = !answer;
   sv.cancelled = false;
   sv.out = std::move(out);
+  sv.started_us = started_us;
   if (answer) {
     ++s.answering;
     if (!s.spare_serving_ids.empty()) {

@@ -40,6 +40,7 @@ struct Pending {
   bool has_deadline = false;  // an entry in PeerState::deadlines stands for it
   std::string method;         // for the timeout message
   std::unique_ptr<StreamIn> stream;
+  std::function<void(const ResponseMetrics&)> on_metrics;  // CallOptions::on_metrics
 };
 
 // Deadlines of outgoing calls: a binary min-heap on (at, id) in a vector, with
@@ -91,6 +92,7 @@ struct Serving {
   bool cancelled = false;
   std::function<void()> on_cancel;
   std::unique_ptr<StreamOut> out;  // null: a plain request
+  std::int64_t started_us = -1;    // clock_us() at dispatch when measuring, else -1
 };
 
 // An incoming batch whose answers are still being collected (§6: the
@@ -129,6 +131,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   std::int64_t next_id = 1;
   bool closed = false;
   std::optional<Handshake> agreed;             // handshake.cpp
+  bool measure = false;  // "metrics" agreed and clock_us given: answers carry metrics
   std::optional<DrainNotice> draining;         // this side: refusing new requests
   std::optional<DrainNotice> remote_draining;  // the other side: do not send
   double tokens = 0;                           // rate limit bucket (limits.cpp)
@@ -141,7 +144,10 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void drop(Response&& r);
 
   // Produces the answer to one request: sent at once, or stored in its batch.
-  void answer(std::uint64_t batch, std::size_t index, Response&& r);
+  // `started_us` >= 0: the clock_us() of its dispatch; the answer gets metrics.
+  void answer(std::uint64_t batch, std::size_t index, Response&& r, std::int64_t started_us = -1);
+  // clock_us() when answers are measured (PeerState::measure), else -1.
+  std::int64_t start_clock() const { return measure ? opts.clock_us() : -1; }
   // One answer of `batch` is in (or the dispatch guard is released); the
   // array is sent when the count reaches zero.
   void release_batch(std::uint64_t batch);
@@ -158,7 +164,8 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // A new serving entry (its slot is set); may move the others.
   Serving& add_serving();
   void free_serving_entry(Serving& s);
-  void settle(const Id& id, Result<json>&& r);  // an outgoing call finished
+  // An outgoing call finished; `metrics` what its response carried.
+  void settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics = nullptr);
   // Registers an outgoing call under a fresh id, with its deadline if any.
   Id track(const std::string& method, CallCallback done, std::optional<Millis> timeout, Millis now);
   // Pops deadline entries of calls no longer pending off the top; rebuilds

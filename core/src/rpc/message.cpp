@@ -167,7 +167,7 @@ bool has_version(const Envelope& e) {
 }
 
 // The members JSON-RPC defines (§4, §5); any other is ignored.
-enum class Member : std::uint8_t { None, Jsonrpc, Method, Params, Id, Result, Error };
+enum class Member : std::uint8_t { None, Jsonrpc, Method, Params, Id, Result, Error, Metrics };
 
 // One switch on the length and one compare: this runs per member of every message.
 Member envelope_member(std::string_view name) {
@@ -179,7 +179,9 @@ Member envelope_member(std::string_view name) {
       if (name == "params") return Member::Params;
       if (name == "result") return Member::Result;
       return Member::None;
-    case 7: return name == "jsonrpc" ? Member::Jsonrpc : Member::None;
+    case 7:
+      if (name == "jsonrpc") return Member::Jsonrpc;
+      return name == "metrics" ? Member::Metrics : Member::None;  // docs/protocol.md "Metrics"
     default: return Member::None;
   }
 }
@@ -194,6 +196,7 @@ void set_member(Envelope& e, Member m, json&& v) {
     case Member::Id: e.id = std::move(v); return;
     case Member::Result: e.result = std::move(v); return;
     case Member::Error: e.error = std::move(v); return;
+    case Member::Metrics: e.metrics = std::move(v); return;
   }
 }
 
@@ -251,6 +254,18 @@ Id usable_id(const Envelope& e, const std::string* lexeme) {
   return id.value_or(Id());
 }
 
+// A response's "metrics" member (docs/protocol.md, "Metrics"): informational,
+// so one that is not {"processing_time_us": uint, "response_size": uint} is
+// ignored rather than making the response invalid.
+std::optional<ResponseMetrics> metrics_of(const Envelope& e) {
+  if (!e.metrics || !e.metrics->is_object()) return std::nullopt;
+  auto t = e.metrics->find("processing_time_us");
+  auto n = e.metrics->find("response_size");
+  if (t == e.metrics->end() || n == e.metrics->end() || !t->is_number_unsigned() || !n->is_number_unsigned())
+    return std::nullopt;
+  return ResponseMetrics{t->get<std::uint64_t>(), n->get<std::uint64_t>()};
+}
+
 // Malformed responses are reported, never answered: answering a response
 // with an error could make two peers bounce errors at each other forever.
 Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
@@ -261,7 +276,7 @@ Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
   if (!id) return invalid(rid, "response has no usable \"id\"", false);
   if (e.result.has_value() == e.error.has_value())
     return invalid(rid, "response must have exactly one of \"result\" and \"error\"", false);
-  if (e.result) return Response{std::move(*id), std::move(*e.result)};
+  if (e.result) return Response{std::move(*id), std::move(*e.result), metrics_of(e)};
   // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
   json* err = &*e.error;
   if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
@@ -272,7 +287,7 @@ Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
   if (msg == err->end() || !msg->is_string()) return invalid(rid, "error \"message\" must be a string", false);
   Error err_out(*code, std::move(msg->get_ref<std::string&>()));
   if (auto d = err->find("data"); d != err->end()) err_out.data = std::move(*d);
-  return Response{std::move(*id), std::move(err_out)};
+  return Response{std::move(*id), std::move(err_out), metrics_of(e)};
 }
 
 // A top-level value or batch element of a decoded document.
@@ -402,6 +417,7 @@ void detail::EnvelopeBuilder::value(json&& v) {
 using namespace std::string_view_literals;
 
 void write_json(const Message& m, std::string& out) {
+  const std::size_t start = out.size();
   out += R"({"jsonrpc":"2.0",)"sv;
   if (auto* r = std::get_if<Request>(&m)) {
     out += R"("method":)"sv;
@@ -438,6 +454,16 @@ void write_json(const Message& m, std::string& out) {
     }
     out += R"(,"id":)"sv;
     resp.id.write_json(out);
+    if (resp.metrics) {
+      // response_size: this response's bytes without the metrics member,
+      // i.e. up to here plus the closing brace (ResponseMetrics).
+      const std::size_t size = out.size() - start + 1;
+      out += R"(,"metrics":{"processing_time_us":)";
+      out += std::to_string(resp.metrics->processing_time_us);
+      out += R"(,"response_size":)";
+      out += std::to_string(size);
+      out += '}';
+    }
   }
   out += '}';
 }
@@ -476,6 +502,9 @@ json to_json_value(const Message& m) {
     if (resp.is_error()) j["error"] = std::get<Error>(resp.outcome).to_json();
     else j["result"] = std::get<json>(resp.outcome);
     j["id"] = resp.id.to_json();
+    if (resp.metrics)  // response_size as given: this is no encoding
+      j["metrics"] = json{{"processing_time_us", resp.metrics->processing_time_us},
+                          {"response_size", resp.metrics->response_size}};
   }
   return j;
 }

@@ -28,6 +28,13 @@ int serve(const Options& o) {
   weft::host::ServerOptions so;
   so.framing = o.framing;
   so.codec = o.codec;
+  if (o.handshake) {
+    weft::Handshake h;
+    h.capabilities = {"streams", "progress", "drain"};
+    if (o.metrics) h.capabilities.push_back("metrics");
+    so.handshake = h;
+    so.compression = o.compress;
+  }
   if (o.max_depth) so.codec_limits.max_depth = *o.max_depth;
   // Test hooks: shorter frame read timeout / shutdown grace than the defaults.
   weft::Millis ms;
@@ -178,6 +185,8 @@ int client(const Options& o) {
   co.timeout = o.timeout_ms;
   co.retries = o.retries;
   co.verbose = o.verbose;
+  co.metrics = o.metrics;
+  co.compression = o.compress;
   if (o.session) return weft::cli::run_session(weft::host::to_config(co), stdin, stdout);
   if (o.stream) return call_stream(co, o);
   const bool is_call = o.command == Command::Call;
@@ -197,6 +206,9 @@ int client(const Options& o) {
       weft::host::detail::log_stderr(out.error.message);
       break;
   }
+  if (out.metrics)  // --metrics (docs/protocol.md "Metrics"), for results and error answers
+    print(stderr, "metrics {\"processing_time_us\":" + std::to_string(out.metrics->processing_time_us) +
+                      ",\"response_size\":" + std::to_string(out.metrics->response_size) + "}\n");
   return out.exit_code();
 }
 

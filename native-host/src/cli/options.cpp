@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "address.h"
+#include "weft/connection.h"
 
 namespace weft::cli {
 
@@ -69,6 +70,7 @@ std::string usage(Command c) {
     case Command::Serve:
       return "Usage: weft serve (--stdio | --unix PATH | --tcp HOST:PORT) [--framing lsp|ndjson|len32be|len32le]\n"
              "                  [--codec json|msgpack] [--max-depth N] [--demo]\n"
+             "                  [--handshake] [--metrics] [--compress zstd]\n"
              "       weft serve [--ws [HOST:]PORT] [--http [HOST:]PORT] [--http-path PATH] [--http-stateless]\n"
              "                  [--allow-origin ORIGIN]... [--max-message BYTES] [--max-connections N]\n"
              "                  [--idle-timeout MS] [--demo]\n"
@@ -86,6 +88,10 @@ std::string usage(Command c) {
              "  --max-depth N      accept messages nested up to N levels (1 to 10000, default 128);\n"
              "                     deeper ones are answered -32600 with id null\n"
              "  --demo             register the demo methods\n"
+             "  --handshake        serve rpc.handshake (streams, progress, drain) on --stdio/--unix/--tcp\n"
+             "  --metrics          also agree on \"metrics\": answers carry processing time and size\n"
+             "  --compress zstd    also agree on zstd compression of frames over 1 KiB\n"
+             "                     (--framing len32be/len32le only)\n"
              "\n"
              "  --ws [HOST:]PORT   WebSocket: one message per frame; JSON in text frames, MessagePack\n"
              "                     in binary frames with the subprotocol weft.msgpack (HOST 127.0.0.1)\n"
@@ -126,6 +132,7 @@ std::string usage(Command c) {
       std::string s = std::string("Usage: weft ") + command_name(c) +
                       " (--unix PATH | --tcp HOST:PORT | --exec CMD | --connect ADDR) [--framing F]\n"
                       "                 [--codec C] [--max-depth N] [--timeout MS] [--retries N] METHOD [PARAMS_JSON]\n";
+      if (call) s += "       weft call (same options) [--metrics] [--compress zstd] ...\n";
       if (call) s += "       weft call (same options) --session   < requests, one per line\n"
                      "       weft call (same options) --stream METHOD [PARAMS_JSON]\n";
       s += "\n";
@@ -152,6 +159,11 @@ std::string usage(Command c) {
            "  -v, --verbose      log retries to stderr\n"
            "  PARAMS_JSON        a JSON array or object\n"
            "\n";
+      if (call)
+        s += "  --metrics          offer rpc.handshake with \"metrics\"; print the answer's metrics\n"
+             "                     to stderr as: metrics {\"processing_time_us\":N,\"response_size\":N}\n"
+             "  --compress zstd    offer zstd compression in rpc.handshake (len32 framings only)\n"
+             "\n";
       s += call ? "Exit: 0 result (stdout), 1 error response (JSON on stderr), 2 usage,\n"
                   "      3 connection failure, 4 timeout. --session: the highest of its answers' codes.\n"
                 : "Exit: 0 written, 2 usage, 3 connection failure, 4 timeout.\n";
@@ -336,6 +348,18 @@ Parsed parse(const std::vector<std::string>& args) {
        : a == "--reconnect-after" ? l.reconnect_after
        : a == "--downtime"        ? l.downtime
                                   : l.grace) = static_cast<Millis>(ms);
+    } else if (a == "--handshake" && serve) {
+      if (!no_value()) return out;
+      o.handshake = true;
+    } else if (a == "--metrics" && o.command != Command::Notify) {
+      if (!no_value()) return out;
+      o.handshake = o.metrics = true;
+    } else if (a == "--compress" && o.command != Command::Notify) {
+      if (!value(v)) return out;
+      if (v != "zstd") return err("unknown compression '" + v + "' (zstd)");
+      if (!compression_available(v)) return err("--compress zstd: this weft was built without libzstd");
+      o.handshake = true;
+      o.compress = {v};
     } else if (a == "--demo" && serve) {
       if (!no_value()) return out;
       o.demo = true;

@@ -31,6 +31,11 @@ struct Options {
   std::optional<Framing> framing;
   CodecKind codec = CodecKind::Json;
   bool demo = false;
+  // serve: --handshake serves rpc.handshake; --metrics and --compress zstd
+  // add those capabilities (and imply --handshake). call: offer them.
+  bool handshake = false;
+  bool metrics = false;
+  std::vector<std::string> compress;
   // serve --ws / --http (with or without one of the transports above) and
   // their web options (ServerOptions::web).
   struct Listen {

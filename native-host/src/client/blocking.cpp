@@ -127,6 +127,12 @@ ClientConfig to_config(const ClientOptions& o) {
   // One call: a connection that drops before the answer is the answer (exit 3).
   c.reconnect = false;
   c.verbose = o.verbose;
+  if (o.metrics || !o.compression.empty()) {
+    Handshake h;
+    if (o.metrics) h.capabilities.push_back("metrics");
+    c.handshake = h;
+    c.compression = o.compression;
+  }
   return c;
 }
 

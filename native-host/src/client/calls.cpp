@@ -75,6 +75,11 @@ void Client::Impl::send(CallId id) {
   std::optional<json> p = c.policy.retry ? c.params : std::move(c.params);
   weft::CallOptions o;
   o.no_timeout = true;  // deadlines are the client's: they span reconnects
+  if (cfg.handshake)  // metrics come only when a handshake agreed on them
+    o.on_metrics = [w = weak_from_this(), id](const ResponseMetrics& m) {
+      if (auto s = w.lock())
+        if (auto it = s->calls.find(id); it != s->calls.end()) it->second.metrics = m;
+    };
   auto r = c.stream ? send_stream(id, c, std::move(p), o)
                     : link->peer().call(
                           c.method, std::move(p),
@@ -179,6 +184,7 @@ void Client::Impl::settle(CallId id, Outcome::Status st, json result, std::optio
   o.result = std::move(result);
   if (e) o.error = std::move(*e);
   o.attempts = c.sends ? c.sends : cycle_attempts;
+  o.metrics = c.metrics;
   if (c.done) c.done(std::move(o));
 }
 

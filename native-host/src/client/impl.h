@@ -50,6 +50,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
     bool cancelling = false;
     bool timing_out = false;
     std::unique_ptr<Stream> stream;  // null: an ordinary call
+    std::optional<ResponseMetrics> metrics;  // of the last answer (Outcome::metrics)
   };
 
   Impl(boost::asio::io_context& io, ClientConfig c)

@@ -141,6 +141,7 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     sc.conn.framing_limits = cfg_.framing_limits;
     sc.conn.peer_limits = cfg_.peer_limits;
     sc.conn.max_send = cfg_.max_request;
+    if (cfg_.handshake) sc.conn.compression = cfg_.compression;
     sc.name = a_.text;
     sc.eof_grace = 0;  // the server ended the stream: nothing will read our answers
     sc.log = hooks_.log;
@@ -156,9 +157,30 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     // then reading starts, so nothing the server sends arrives before it.
     boost::asio::post(io_, [self = shared_from_this()] {
       if (self->closing_) return;
+      if (self->cfg_.handshake) return self->offer_handshake();
       if (self->hooks_.opened) self->hooks_.opened();
       if (!self->closing_) self->session_->start();
     });
+  }
+
+  // ClientConfig::handshake: the connection counts as open (calls are sent)
+  // once the server has answered it.
+  void offer_handshake() {
+    session_->start();
+    auto answered = [w = weak_from_this()](Result<Handshake> h) {
+      auto self = w.lock();
+      if (!self) return;
+      // Outside the session's read pass: opening sends the queued calls.
+      boost::asio::post(self->io_, [self, h = std::move(h)] {
+        if (self->closing_) return;
+        if (!h && h.error().code != code::kMethodNotFound)
+          return self->close(Error(code::kClosed, "rpc.handshake failed: " + h.error().message));
+        if (self->hooks_.opened) self->hooks_.opened();
+      });
+    };
+    auto r = session_->connection().handshake(*cfg_.handshake, std::move(answered), {}, now_ms());
+    if (!r) return close(Error(code::kClosed, "rpc.handshake failed: " + r.error().message));
+    session_->poke();
   }
 
   // The session has closed (its Peer has failed the calls it held).

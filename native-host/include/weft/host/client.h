@@ -57,6 +57,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/io_context.hpp>
@@ -77,6 +78,9 @@ struct Outcome {
   Error error;          // RemoteError: the server's error; otherwise why the call failed
                         // (-32002 ConnectFailed, -32001 Timeout, -32800 Cancelled)
   int attempts = 0;     // connection attempts (one-shot call/notify) or sends (Client)
+  // The answer's metrics, when a handshake agreed on "metrics"
+  // (ClientConfig::handshake; docs/protocol.md "Metrics").
+  std::optional<ResponseMetrics> metrics{};
   // True when a result came back.
   bool ok() const { return status == Status::Ok; }
   // CLI exit codes: 0 ok, 1 error response (or cancelled), 3 connection failure, 4 timeout.
@@ -117,6 +121,15 @@ struct ClientConfig {
   // The server announced a drain ($/weft/drain: reason, downtime,
   // reconnect_after); the client acts on it as described above. Optional.
   std::function<void(const DrainNotice&)> on_drain;
+  // rpc.handshake (docs/protocol.md "Handshake"), byte streams only (unix,
+  // tcp, exec): offered on each connection before any call is sent, calls
+  // waiting for the answer. A server that does not serve it (-32601) is used
+  // as it is; any other failure closes the connection (-32002, naming it).
+  // Its compression members are set from `compression`.
+  std::optional<Handshake> handshake;
+  // Compression offered in that handshake ({"zstd"}; len32 framings only,
+  // ConnectionOptions::compression).
+  std::vector<std::string> compression;
 };
 
 // Options of one Client call: its timeout, and whether it may be retried.
@@ -327,6 +340,10 @@ struct ClientOptions {
   int retries = 3;
   Millis backoff_ms = 100;
   bool verbose = false;            // log retries to stderr
+  // Offer rpc.handshake with "metrics" (Outcome::metrics) and/or these
+  // compression algorithms (ClientConfig::handshake, ::compression).
+  bool metrics = false;
+  std::vector<std::string> compression;
 };
 
 // The persistent client's configuration for these one-shot options.

@@ -122,6 +122,14 @@ struct ServerOptions {
   // Log sink (one line, no newline). Default: stderr, "weft: " prefix.
   std::function<void(std::string_view)> log;
   WebOptions web;  // listen_ws, listen_http
+  // rpc.handshake on byte-stream connections (stdio, Unix, TCP;
+  // docs/protocol.md "Handshake"): served when set, with these capabilities
+  // and the connection's name as session id when it has none. "metrics" is
+  // measured with the steady clock; compression as `compression` says.
+  std::optional<Handshake> handshake;
+  // Compression algorithms offered in that handshake ({"zstd"}): used on the
+  // length-prefixed framings only (ConnectionOptions::compression).
+  std::vector<std::string> compression;
 };
 
 // A server of registered methods (see the top of this file).
