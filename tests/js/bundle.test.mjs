@@ -132,11 +132,13 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // (docs/protocol.md "Metrics", "Compression"): the core reads and writes the
 // response's "metrics" member and the handshake's compression members in
 // both builds (the wasm build never offers them, but its Peer is the same
-// code): weft.wasm 125,988 gzipped.
+// code): weft.wasm 125,988 gzipped. With the stream chunk-size limit
+// (docs/streams.md "Limits") and the small-call work (string members as text,
+// release.h): 127,460.
 const BUDGET = {
   'JS glue, js/**/*.js gzipped as one': 24000,
   'JS glue, js/**/*.js gzipped file by file': 30000,
-  'dist/weft.wasm': 127000,
+  'dist/weft.wasm': 128000,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1100,
 };
