@@ -197,6 +197,21 @@ TEST_CASE("a partial frame times out after the read timeout and the stream goes 
   CHECK(server.take() == "Content-Length: 45\r\n\r\n" + std::string(R"({"jsonrpc":"2.0","result":["hello",5],"id":3})"));
 }
 
+TEST_CASE("bytes fed after the read deadline do not complete the timed-out frame", "[connection][time]") {
+  // docs/framing.md F3, when the host reads before its timer fires.
+  FramingLimits fl;
+  fl.read_timeout = 30000;
+  End server(Framing::Lsp, CodecKind::Json, fl);
+  register_demo_methods(server.conn->peer());
+  const std::string msg = R"({"jsonrpc":"2.0","method":"get_data","id":3})";
+  const std::string frame = "Content-Length: " + std::to_string(msg.size()) + "\r\n\r\n" + msg;
+  server.conn->feed(frame.substr(0, 30), 1000);
+  server.conn->feed(frame.substr(30), 31000);  // no advance() in between
+  REQUIRE(!server.diags.empty());
+  CHECK(server.diags[0].message.rfind("read timeout", 0) == 0);
+  CHECK(server.take().find(R"("result")") == std::string::npos);
+}
+
 TEST_CASE("the connection deadline is the earlier of call timeouts and frame timeouts", "[connection][time]") {
   End client(Framing::Len32Be, CodecKind::Json);
   CHECK_FALSE(client.conn->next_deadline());

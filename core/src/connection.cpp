@@ -168,6 +168,9 @@ Peer& Connection::peer() { return *impl_->peer; }
 
 void Connection::feed(std::string_view bytes, Millis now) {
   impl_->now = now;
+  // docs/framing.md F3: bytes arriving after the deadline must not complete
+  // the timed-out frame, even when the host reads them before its timer fires.
+  impl_->decoder->expire(now, *impl_);
   impl_->decoder->feed(bytes, now, *impl_);
 }
 

@@ -94,6 +94,10 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
     pass([&] { conn_->feed(std::string_view(rbuf_.data(), n), last_read_); });
   }
   if (closed_) return;
+  if (frame_timed_out_) {  // expired by feed(): the bytes came after the deadline
+    fail("partial frame not completed within the frame read timeout; closing");
+    return;
+  }
   if (ec) {
     if (ec == boost::asio::error::eof) {
       eof_ = true;
