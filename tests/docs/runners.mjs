@@ -17,6 +17,7 @@
 //                           server=NAME: the C++ example NAME, given the socket as argv[1]);
 //                           the lines after it are its stdout+stderr (… matches anything).
 //                           socket=PATH (default /tmp/weft.sock) is replaced by a temp path.
+//                           flags=A,B: more `weft serve` flags for server=demo.
 //                           listen=ws://HOST:PORT or http://HOST:PORT: against `weft serve
 //                           --ws`/`--http` (with --demo) on a free port instead; HOST:PORT in
 //                           the commands becomes the real one.
@@ -355,7 +356,8 @@ async function withServer(ex, servers, fn) {
   const which = ex.attrs.server ?? 'demo';
   const exe = which === 'demo' ? WEFT_BIN : servers[which];
   if (!exe) throw new Error(`example "${ex.name}": no server "${which}"`);
-  const args = which === 'demo' ? ['serve', '--unix', socket, '--demo'] : [socket];
+  const flags = (ex.attrs.flags ?? '').split(',').filter(Boolean);
+  const args = which === 'demo' ? ['serve', '--unix', socket, '--demo', ...flags] : [socket];
   const server = spawn(exe, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let serverLog = '';
   server.stderr.on('data', (d) => { serverLog += d; });
