@@ -156,6 +156,10 @@ struct Incoming {
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
 };
 
+// A "jsonrpc" or "method" member: its text when it is a string (no json
+// allocation), else the value found, for classify() to name its type.
+using StringMember = std::variant<std::string, json>;
+
 // The envelope of one message object: its members that JSON-RPC defines, each
 // absent (nullopt) or the value found; other members are not kept (§4, §5
 // give them no meaning). Every decoder fills one per message object and
@@ -168,8 +172,7 @@ struct Incoming {
 //
 // "jsonrpc" and "method" must be strings (§4), so they are held as text when
 // they are (a json string would cost a heap allocation per message), else as
-// the value found, whose type classify() names in its error.
-using StringMember = std::variant<std::string, json>;
+// the value found (StringMember), whose type classify() names in its error.
 struct Envelope {
   // The members as found; nullopt when absent.
   std::optional<StringMember> jsonrpc, method;

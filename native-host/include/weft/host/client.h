@@ -341,7 +341,7 @@ struct ClientOptions {
   Millis backoff_ms = 100;
   bool verbose = false;            // log retries to stderr
   // Offer rpc.handshake with "metrics" (Outcome::metrics) and/or these
-  // compression algorithms (ClientConfig::handshake, ::compression).
+  // compression algorithms (see ClientConfig::handshake and ClientConfig::compression).
   bool metrics = false;
   std::vector<std::string> compression;
 };
