@@ -22,13 +22,21 @@ function startStdio(extraArgs = [], env = {}) {
   return child;
 }
 
-// Polls `done` until true; fails after `ms` (a bound, not a synchronisation).
-async function until(done, what, ms = 10000) {
-  const deadline = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`waited ${ms} ms for ${what}`);
-    await sleep(10);
-  }
+// Resolves once `done()` holds, checked again each time the child writes
+// (an event, not a poll: its own listeners, registered first, have updated
+// what `done` reads); fails after `ms`, a bound, not a synchronisation.
+function until(child, done, what, ms = 10000) {
+  return within(ms, new Promise((resolve) => {
+    const check = () => {
+      if (!done()) return;
+      child.stdout.off('data', check);
+      child.stderr.off('data', check);
+      resolve();
+    };
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    check();
+  }), what);
 }
 
 const live = [];
@@ -143,7 +151,7 @@ describe('stdio with vscode-jsonrpc', () => {
       const dec = new FrameDecoder(framing, (m) => got.push(m));
       child.stdout.on('data', (c) => dec.push(c));
       child.stdin.write(encodeFrame(framing, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sum', params: [20, 22] })));
-      await until(() => got.length >= 1, `the ${framing} answer`);
+      await until(child, () => got.length >= 1, `the ${framing} answer`);
       assert.deepEqual(got, [{ jsonrpc: '2.0', id: 1, result: 42 }], framing);
     }
   });
@@ -162,7 +170,7 @@ describe('docs/framing.md: stdout discipline, limits, read timeout, EOF', () => 
     });
     // Waits for the n-th line matching `re` on stderr (the server's log).
     child.waitForLog = (re, n = 1) =>
-      until(() => (child.stderrText.match(new RegExp(re, 'g')) || []).length >= n, `log line ${n} ${re}`);
+      until(child, () => (child.stderrText.match(new RegExp(re, 'g')) || []).length >= n, `log line ${n} ${re}`);
     child.waitFor = async (n, ms = 5000) => {
       const deadline = Date.now() + ms;
       while (child.got.length < n) {
