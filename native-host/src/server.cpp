@@ -106,10 +106,7 @@ struct Server::Impl {
       cfg.conn.handshake = opts.handshake;
       if (cfg.conn.handshake->session.empty()) cfg.conn.handshake->session = name;
       cfg.conn.compression = opts.compression;
-      cfg.conn.clock_us = [] {  // for "metrics" (docs/protocol.md "Metrics")
-        using namespace std::chrono;
-        return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-      };
+      cfg.conn.clock_us = now_us;  // for "metrics" (docs/protocol.md "Metrics")
     }
     cfg.name = std::move(name);
     cfg.eof_grace = opts.grace_ms;

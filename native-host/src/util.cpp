@@ -27,6 +27,11 @@ Millis now_ms() {
   return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
 }
 
+std::int64_t now_us() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
 const char* host_version() { return WEFT_HOST_VERSION; }
 
 std::string default_socket_path() {

@@ -88,7 +88,7 @@ std::string usage(Command c) {
              "  --max-depth N      accept messages nested up to N levels (1 to 10000, default 128);\n"
              "                     deeper ones are answered -32600 with id null\n"
              "  --demo             register the demo methods\n"
-             "  --handshake        serve rpc.handshake (streams, progress, drain) on --stdio/--unix/--tcp\n"
+             "  --handshake        serve rpc.handshake (streams, progress, drain) on every listener\n"
              "  --metrics          also agree on \"metrics\": answers carry processing time and size\n"
              "  --compress zstd    also agree on zstd compression of frames over 1 KiB\n"
              "                     (--framing len32be/len32le only)\n"

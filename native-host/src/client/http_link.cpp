@@ -26,6 +26,7 @@
 
 #include "client/link.h"
 #include "client/sse.h"
+#include "weft/host/server.h"
 #include "weft/codec.h"
 
 namespace weft::host::detail {
@@ -107,9 +108,26 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
       if (ec) return self->connect_failed(ec);
       self->idle_.push_back(std::move(ex));
       self->open_ = true;
+      if (self->cfg_.handshake) return self->offer_handshake();
       if (self->hooks_.opened) self->hooks_.opened();
       self->pump();
     });
+  }
+
+  // ClientConfig::handshake: its POST is the first (it starts the MCP
+  // session); the link counts as opened once it is answered.
+  void offer_handshake() {
+    auto failed = send_handshake(
+        io_, [this](HandshakeDone done) { return peer_->handshake(*cfg_.handshake, std::move(done), {}, now_ms()); },
+        [w = weak_from_this()](std::optional<Error> e) {
+          auto self = w.lock();
+          if (!self || self->closing_) return;
+          if (e) return self->close(*e);
+          if (self->hooks_.opened) self->hooks_.opened();
+          self->pump();
+        });
+    if (failed) return close(*failed);
+    pump();
   }
 
   void connect_failed(const beast::error_code& ec) {

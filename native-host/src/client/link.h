@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -59,6 +60,18 @@ std::shared_ptr<Link> open_ws_link(boost::asio::io_context& io, const Address& a
                                    const ClientConfig& cfg, LinkHooks hooks);
 std::shared_ptr<Link> open_http_link(boost::asio::io_context& io, const Address& a,
                                      const ClientConfig& cfg, LinkHooks hooks);
+
+// ClientConfig::handshake, offered as a link opens: `send` sends it
+// (Peer::handshake, or Connection::handshake, which adds compression) with
+// the completion it is given. `answered` runs posted on `io`, outside the
+// read pass that delivered the answer: with nothing when the link may count
+// as opened (agreed, or -32601: a plain JSON-RPC server agrees on nothing),
+// else with the kClosed error "rpc.handshake failed: …" to close it with.
+// Returns that error at once when the offer cannot be sent.
+using HandshakeDone = std::function<void(Result<Handshake>)>;
+std::optional<Error> send_handshake(boost::asio::io_context& io,
+                                    const std::function<Result<Id>(HandshakeDone)>& send,
+                                    std::function<void(std::optional<Error>)> answered);
 
 // Connect errors worth another attempt after a backoff.
 bool retryable_connect_error(const boost::system::error_code& ec);

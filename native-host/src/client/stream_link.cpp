@@ -26,6 +26,20 @@ bool retryable_connect_error(const boost::system::error_code& ec) {
   return v == ECONNREFUSED || v == ENOENT || v == EAGAIN || v == ECONNRESET;
 }
 
+std::optional<Error> send_handshake(boost::asio::io_context& io,
+                                    const std::function<Result<Id>(HandshakeDone)>& send,
+                                    std::function<void(std::optional<Error>)> answered) {
+  auto r = send([&io, answered = std::move(answered)](Result<Handshake> h) {
+    boost::asio::post(io, [answered, h = std::move(h)] {
+      if (!h && h.error().code != code::kMethodNotFound)
+        return answered(Error(code::kClosed, "rpc.handshake failed: " + h.error().message));
+      answered(std::nullopt);
+    });
+  });
+  if (!r) return Error(code::kClosed, "rpc.handshake failed: " + r.error().message);
+  return std::nullopt;
+}
+
 namespace {
 
 // An exec child has this long, after its stdout ends, to finish writing its
@@ -167,19 +181,18 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
   // once the server has answered it.
   void offer_handshake() {
     session_->start();
-    auto answered = [w = weak_from_this()](Result<Handshake> h) {
-      auto self = w.lock();
-      if (!self) return;
-      // Outside the session's read pass: opening sends the queued calls.
-      boost::asio::post(self->io_, [self, h = std::move(h)] {
-        if (self->closing_) return;
-        if (!h && h.error().code != code::kMethodNotFound)
-          return self->close(Error(code::kClosed, "rpc.handshake failed: " + h.error().message));
-        if (self->hooks_.opened) self->hooks_.opened();
-      });
-    };
-    auto r = session_->connection().handshake(*cfg_.handshake, std::move(answered), {}, now_ms());
-    if (!r) return close(Error(code::kClosed, "rpc.handshake failed: " + r.error().message));
+    auto failed = send_handshake(
+        io_,
+        [this](HandshakeDone done) {
+          return session_->connection().handshake(*cfg_.handshake, std::move(done), {}, now_ms());
+        },
+        [w = weak_from_this()](std::optional<Error> e) {
+          auto self = w.lock();
+          if (!self || self->closing_) return;
+          if (e) return self->close(*e);
+          if (self->hooks_.opened) self->hooks_.opened();
+        });
+    if (failed) return close(*failed);
     session_->poke();
   }
 

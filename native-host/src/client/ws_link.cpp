@@ -91,10 +91,27 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
                           if (self->closing_) return;
                           if (ec) return self->connect_failed(ec);
                           self->open_ = true;
-                          if (self->hooks_.opened) self->hooks_.opened();
                           self->read();
+                          if (self->cfg_.handshake) return self->offer_handshake();
+                          if (self->hooks_.opened) self->hooks_.opened();
                           self->write_next();
                         });
+  }
+
+  // ClientConfig::handshake: the link counts as opened (the client sends
+  // its calls) once the server has answered.
+  void offer_handshake() {
+    auto failed = send_handshake(
+        io_, [this](HandshakeDone done) { return peer_->handshake(*cfg_.handshake, std::move(done), {}, now_ms()); },
+        [w = weak_from_this()](std::optional<Error> e) {
+          auto self = w.lock();
+          if (!self || self->closing_) return;
+          if (e) return self->close(*e);
+          if (self->hooks_.opened) self->hooks_.opened();
+          self->write_next();
+        });
+    if (failed) return close(*failed);
+    write_next();
   }
 
   void connect_failed(const beast::error_code& ec) {

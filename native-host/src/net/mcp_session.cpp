@@ -26,12 +26,10 @@ bool parse_event_id(const std::string& s, std::uint64_t& stream, std::uint64_t& 
 
 McpSession::McpSession(Hub& hub, std::string id, std::uint64_t serial)
     : hub_(hub), id_(std::move(id)), idle_(hub.io) {
-  MessagePeer::Config cfg;
-  cfg.codec = CodecKind::Json;  // MCP: JSON-RPC, UTF-8
-  cfg.codec_limits = hub.opts.codec_limits;
-  cfg.peer_limits = hub.opts.peer_limits;
-  cfg.name = "http#" + std::to_string(serial);
-  cfg.log = hub.log;
+  // MCP: JSON-RPC, UTF-8. A handshake names the session by its
+  // Mcp-Session-Id, the id the client already holds.
+  auto cfg = web_peer_config(hub, CodecKind::Json, "http#" + std::to_string(serial));
+  if (cfg.handshake && !id_.empty()) cfg.handshake->session = id_;
   // The peer never outlives the session (end() and ~McpSession close it).
   peer_ = std::make_shared<MessagePeer>(hub.io, std::move(cfg),
                                         [this](const Outgoing& o, std::string bytes) { route(o, std::move(bytes)); });

@@ -1,6 +1,7 @@
 // message_peer.cpp — see message_peer.h.
 #include "net/message_peer.h"
 
+#include "net/hub.h"
 #include "session.h"  // to_time_point
 #include "weft/host/server.h"
 
@@ -12,6 +13,8 @@ PeerOptions peer_options(const MessagePeer::Config& cfg, std::function<void(Outg
   PeerOptions o;
   o.limits = cfg.peer_limits;
   o.send = std::move(send);
+  o.handshake = cfg.handshake;
+  o.clock_us = cfg.clock_us;
   if (cfg.log) {
     o.diagnostic = [log = cfg.log, name = cfg.name](const Diagnostic& d) { log(name + ": " + d.message); };
   }
@@ -19,6 +22,21 @@ PeerOptions peer_options(const MessagePeer::Config& cfg, std::function<void(Outg
 }
 
 }  // namespace
+
+MessagePeer::Config web_peer_config(const Hub& hub, CodecKind codec, std::string name) {
+  MessagePeer::Config cfg;
+  cfg.codec = codec;
+  cfg.codec_limits = hub.opts.codec_limits;
+  cfg.peer_limits = hub.opts.peer_limits;
+  cfg.log = hub.log;
+  if (hub.opts.handshake) {
+    cfg.handshake = hub.opts.handshake;
+    if (cfg.handshake->session.empty()) cfg.handshake->session = name;
+    cfg.clock_us = now_us;  // for "metrics" (docs/protocol.md "Metrics")
+  }
+  cfg.name = std::move(name);
+  return cfg;
+}
 
 MessagePeer::MessagePeer(boost::asio::io_context& io, Config cfg, Send send)
     : cfg_(std::move(cfg)),

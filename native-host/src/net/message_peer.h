@@ -21,6 +21,8 @@
 
 namespace weft::host::detail {
 
+struct Hub;
+
 class MessagePeer : public std::enable_shared_from_this<MessagePeer> {
  public:
   struct Config {
@@ -29,6 +31,11 @@ class MessagePeer : public std::enable_shared_from_this<MessagePeer> {
     PeerLimits peer_limits;
     std::string name;  // for logs, e.g. "ws#3"
     std::function<void(std::string_view)> log;
+    // Serve rpc.handshake (PeerOptions::handshake) and measure "metrics"
+    // with this clock (PeerOptions::clock_us). No compression: a message
+    // transport has no frames of ours to compress (docs/framing.md).
+    std::optional<Handshake> handshake;
+    std::function<std::int64_t()> clock_us;
   };
   // One encoded message or batch, with what it is (HTTP routes answers by id).
   using Send = std::function<void(const Outgoing& what, std::string bytes)>;
@@ -64,5 +71,9 @@ class MessagePeer : public std::enable_shared_from_this<MessagePeer> {
   std::optional<Millis> armed_;
   bool closed_ = false;
 };
+
+// A MessagePeer's configuration on a listener of the server: its limits,
+// log and handshake (ServerOptions::handshake, with `name` as session id).
+MessagePeer::Config web_peer_config(const Hub& hub, CodecKind codec, std::string name);
 
 }  // namespace weft::host::detail

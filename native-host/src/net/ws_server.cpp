@@ -179,14 +179,8 @@ void WsConn::on_accept(beast::error_code ec) {
   open_ = true;
   parser_.reset();
   auto& hub = svc_.hub();
-  MessagePeer::Config cfg;
-  cfg.codec = codec_;
-  cfg.codec_limits = hub.opts.codec_limits;
-  cfg.peer_limits = hub.opts.peer_limits;
-  cfg.name = name_;
-  cfg.log = hub.log;
   std::weak_ptr<WsConn> weak = weak_from_this();
-  peer_ = std::make_shared<MessagePeer>(hub.io, std::move(cfg), [weak](const Outgoing&, std::string bytes) {
+  peer_ = std::make_shared<MessagePeer>(hub.io, web_peer_config(hub, codec_, name_), [weak](const Outgoing&, std::string bytes) {
     if (auto self = weak.lock()) self->queue(std::move(bytes));
   });
   hub.install(peer_->peer());

@@ -121,9 +121,9 @@ struct ClientConfig {
   // The server announced a drain ($/weft/drain: reason, downtime,
   // reconnect_after); the client acts on it as described above. Optional.
   std::function<void(const DrainNotice&)> on_drain;
-  // rpc.handshake (docs/protocol.md "Handshake"), byte streams only (unix,
-  // tcp, exec): offered on each connection before any call is sent, calls
-  // waiting for the answer. A server that does not serve it (-32601) is used
+  // rpc.handshake (docs/protocol.md "Handshake"), on every transport:
+  // offered on each connection before any call is sent, calls waiting for
+  // the answer (http: once per Mcp-Session-Id, on the link's first POST). A server that does not serve it (-32601) is used
   // as it is; any other failure closes the connection (-32002, naming it).
   // Its compression members are set from `compression`.
   std::optional<Handshake> handshake;

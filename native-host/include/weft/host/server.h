@@ -122,10 +122,11 @@ struct ServerOptions {
   // Log sink (one line, no newline). Default: stderr, "weft: " prefix.
   std::function<void(std::string_view)> log;
   WebOptions web;  // listen_ws, listen_http
-  // rpc.handshake on byte-stream connections (stdio, Unix, TCP;
-  // docs/protocol.md "Handshake"): served when set, with these capabilities
-  // and the connection's name as session id when it has none. "metrics" is
-  // measured with the steady clock; compression as `compression` says.
+  // rpc.handshake on every connection (stdio, Unix, TCP, WebSocket, and
+  // each Streamable HTTP session; docs/protocol.md "Handshake"): served when
+  // set, with these capabilities and the connection's name as session id
+  // when it has none. "metrics" is measured with the steady clock;
+  // compression as `compression` says, which leaves out WebSocket and HTTP.
   std::optional<Handshake> handshake;
   // Compression algorithms offered in that handshake ({"zstd"}): used on the
   // length-prefixed framings only (ConnectionOptions::compression).
@@ -199,5 +200,8 @@ class Server {
 
 // Milliseconds on std::chrono::steady_clock: the `now` the core is given.
 Millis now_ms();
+// Microseconds on the same clock: PeerOptions::clock_us, for per-response
+// metrics (docs/protocol.md "Metrics").
+std::int64_t now_us();
 
 }  // namespace weft::host
