@@ -122,6 +122,18 @@ for (const kind of ['ws', 'http']) {
     assert.ok(m.response_size > 0 && Number.isInteger(m.processing_time_us));
   });
 
+  test(`weft call --metrics --stream ${kind}://: the handshake agrees on streams too, and the chunks arrive`, T, async () => {
+    const r = await runCli(['call', '--metrics', '--stream', '--connect', srv[kind], 'bytes', '{"count":2,"size":3}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '{"bytes":[0,0,0],"subtype":null}\n{"bytes":[1,1,1],"subtype":null}\n{"bytes":6,"chunks":2}\n');
+  });
+
+  test(`weft call --stream ${kind}:// against a server without --handshake: the chunks arrive, then the result`, T, async () => {
+    const r = await runCli(['call', '--stream', '--connect', plain[kind], 'bytes', '{"count":2,"size":3}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, '{"bytes":[0,0,0],"subtype":null}\n{"bytes":[1,1,1],"subtype":null}\n{"bytes":6,"chunks":2}\n');
+  });
+
   test(`weft call --metrics ${kind}:// against a server without a handshake is answered without metrics`, T, async () => {
     const r = await runCli(['call', '--metrics', '--connect', plain[kind], 'subtract', '[42,23]']);
     assert.equal(r.code, 0, r.stderr);

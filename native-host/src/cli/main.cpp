@@ -141,6 +141,13 @@ int serve(const Options& o) {
 int call_stream(const weft::host::ClientOptions& co, const Options& o) {
   weft::host::ClientConfig cfg = weft::host::to_config(co);
   cfg.default_timeout.reset();  // --timeout is the stream's silence, below
+  // Streamable HTTP: a stream opens with a notification ($/weft/open), and a
+  // notification cannot start a session; the handshake, a request, does
+  // (docs/transports.md, "Streamable HTTP").
+  if (!cfg.handshake && cfg.address.rfind("http://", 0) == 0) {
+    cfg.handshake.emplace();
+    cfg.handshake->capabilities = {"streams", "progress", "drain"};
+  }
   weft::host::BlockingClient bc(std::move(cfg));
   weft::host::StreamPolicy policy;
   policy.timeout = o.timeout_ms;

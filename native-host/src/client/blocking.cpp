@@ -128,7 +128,10 @@ ClientConfig to_config(const ClientOptions& o) {
   c.reconnect = false;
   c.verbose = o.verbose;
   if (o.metrics || !o.compression.empty()) {
+    // What this client can do besides: a handshake that left out
+    // "streams" would refuse --stream (docs/protocol.md "Handshake").
     Handshake h;
+    h.capabilities = {"streams", "progress", "drain"};
     if (o.metrics) h.capabilities.push_back("metrics");
     c.handshake = h;
     c.compression = o.compression;

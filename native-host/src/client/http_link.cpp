@@ -54,6 +54,9 @@ struct Exchange {
   std::string initialize_id;              // id of an "initialize" request in it
   bool is_get = false;
   bool fresh = true;  // a new connection (not reused from the idle pool)
+  bool notification = false;  // it carries a notification (ordering: HttpLink::may_send)
+  bool written = false;       // its request went out
+  bool heard = false;         // the response's header arrived: the server has taken the message
 };
 
 class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink> {
@@ -156,7 +159,9 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
     if (closing_) return;
     auto ex = std::make_shared<Exchange>(io_);
     for (const Message& m : o.messages)
-      if (const auto* q = std::get_if<Request>(&m); q && q->id.kind() == Id::Kind::Int) {
+      if (std::holds_alternative<Notification>(m)) {
+        ex->notification = true;
+      } else if (const auto* q = std::get_if<Request>(&m); q && q->id.kind() == Id::Kind::Int) {
         ex->request_ids.push_back(q->id.as_int());
         if (q->method == "initialize") ex->initialize_id = q->id.to_string();
       }
@@ -173,7 +178,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
     if (!open_ || closing_) return;
     // MCP lifecycle: nothing else is sent while `initialize` is unanswered
     // (its answer brings the session id the later requests must carry).
-    while (!initializing_ && active_.size() < kMaxParallel && !waiting_.empty()) {
+    while (!initializing_ && active_.size() < kMaxParallel && !waiting_.empty() && may_send(*waiting_.front())) {
       auto ex = std::move(waiting_.front());
       waiting_.pop_front();
       if (!ex->initialize_id.empty()) {
@@ -182,6 +187,27 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
       }
       begin(std::move(ex));
     }
+  }
+
+  // Order. POSTs run on parallel connections, so the server could take a
+  // notification before a request posted earlier, or after one posted later
+  // ($/weft/open must precede its request, $/cancelRequest follow it:
+  // docs/streams.md). So a request or notification is posted only once the
+  // server has taken (answered the header of) every earlier notification,
+  // and a notification only once every earlier request has been written.
+  // Not once answered: a server may hold a request's header until its answer,
+  // which may wait for that very notification (a cancel, a grant). Our
+  // responses to the server's requests wait for nothing (the server may be
+  // waiting on them), and requests among themselves run in parallel.
+  bool may_send(const Exchange& next) const {
+    if (next.notification || !next.request_ids.empty()) {
+      for (const auto& a : active_) {
+        if (a->is_get) continue;
+        if (a->notification && !a->heard) return false;
+        if (next.notification && !a->request_ids.empty() && !a->written) return false;
+      }
+    }
+    return true;
   }
 
   void initialized(const std::shared_ptr<Exchange>& ex) {
@@ -218,6 +244,9 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
     http::async_write(ex->stream, ex->req, [self = shared_from_this(), ex](const beast::error_code& ec, std::size_t) {
       if (self->closing_) return;
       if (ec) return self->transport_error(ex, "write: " + ec.message());
+      ex->written = true;
+      self->pump();  // what waited for this one (may_send)
+      if (self->closing_) return;
       // One JSON answer is bounded like a frame. (Not boost::none: Beast 1.74
       // then refuses every body with a Content-Length.)
       ex->parser.body_limit(self->cfg_.framing_limits.max_frame);
@@ -235,6 +264,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
       again->req = ex->req;
       again->request_ids = ex->request_ids;
       again->initialize_id = ex->initialize_id;
+      again->notification = ex->notification;
       if (initializing_ == ex) initializing_ = again;
       active_.insert(again);
       again->stream.async_connect(endpoints_, [self = shared_from_this(), again](const beast::error_code& ec,
@@ -251,6 +281,9 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
   void on_header(const std::shared_ptr<Exchange>& ex, const beast::error_code& ec) {
     if (closing_) return;
     if (ec) return transport_error(ex, "read: " + ec.message());
+    ex->heard = true;
+    pump();  // what waited for this one (may_send)
+    if (closing_) return;
     auto& res = ex->parser.get();
     if (auto sid = res.find("Mcp-Session-Id"); sid != res.end() && !session_id_) {
       session_id_ = std::string(sid->value());

@@ -447,7 +447,8 @@ void HttpConn::start_sse(std::string first, std::optional<std::string> session, 
     self->watch_close();
     self->pump();
   });
-  if (!first.empty()) out_.push_back(std::move(first));
+  // First: events of this stream may be queued already (McpSession::settle).
+  if (!first.empty()) out_.push_front(std::move(first));
 }
 
 // While streaming nothing should arrive: a read that completes means the

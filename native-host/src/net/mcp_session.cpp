@@ -56,7 +56,7 @@ std::optional<std::string> McpSession::settle(const Id& id, const std::shared_pt
                                               std::string& sse_start) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return std::string();  // cannot happen: answered and routed
-  if (it->second.answer) {
+  if (it->second.answer && it->second.early.empty()) {
     std::string body = std::move(*it->second.answer);
     waiters_.erase(it);
     return body;
@@ -66,8 +66,31 @@ std::optional<std::string> McpSession::settle(const Id& id, const std::shared_pt
   Stream& st = streams_[s];
   st.sink = x;
   sse_start = event_text(s, 0, "");
+  // What the handler sent for this request before now, then its answer if
+  // given already: in order, on this stream (the sink sends them after
+  // sse_start, which the caller writes first).
+  std::vector<std::string> early = std::move(it->second.early);
+  std::optional<std::string> answer = std::move(it->second.answer);
+  if (answer) waiters_.erase(it);
+  for (auto& e : early) emit(s, std::move(e), false);
+  if (answer) emit(s, std::move(*answer), true);
   return std::nullopt;
 }
+
+namespace {
+
+// The request a notification of ours belongs to: a stream's chunk names it
+// by "id", progress by "token" (docs/streams.md, "On the wire").
+std::optional<Id> related_request(const Notification& n) {
+  if (!n.params || !n.params->is_object()) return std::nullopt;
+  const char* key = n.method == "$/weft/chunk" ? "id" : n.method == "$/progress" ? "token" : nullptr;
+  if (!key) return std::nullopt;
+  auto v = n.params->find(key);
+  if (v == n.params->end()) return std::nullopt;
+  return Id::from_json(*v);
+}
+
+}  // namespace
 
 void McpSession::route(const Outgoing& o, std::string bytes) {
   if (ended_) return;
@@ -83,6 +106,19 @@ void McpSession::route(const Outgoing& o, std::string bytes) {
         waiters_.erase(it);
         emit(s, std::move(bytes), true);
         return;
+      }
+    }
+    // A stream's chunks and progress go where the request's answer will:
+    // its POST's SSE stream, ahead of the answer, so that the caller gets
+    // them before it and in order (MCP transports: messages "related to the
+    // originating client request" may precede the response on its stream).
+    if (auto* n = std::get_if<Notification>(&o.messages[0])) {
+      if (auto rid = related_request(*n)) {
+        if (auto it = waiters_.find(*rid); it != waiters_.end()) {
+          if (it->second.stream == 0) it->second.early.push_back(std::move(bytes));
+          else emit(it->second.stream, std::move(bytes), false);
+          return;
+        }
       }
     }
   }

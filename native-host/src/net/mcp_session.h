@@ -12,9 +12,11 @@
 //
 // Routing. The answer to a POSTed request goes to that POST (JSON body when
 // it is ready before the POST is settled, else on its SSE stream, which then
-// ends). Everything else the server sends (requests and notifications to the
+// ends), preceded there by what belongs to that request: its stream's
+// `$/weft/chunk`s and its `$/progress` (a request with those is answered by
+// SSE). Everything else the server sends (requests and notifications to the
 // client) goes on the GET stream, kept until the client opens it: weft cannot
-// tell which request a server message relates to, and the spec forbids
+// tell which request another message relates to, and the spec forbids
 // sending a message on more than one stream.
 #pragma once
 
@@ -26,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -95,6 +98,7 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
     bool ended = false;
   };
   struct Waiter {
+    std::vector<std::string> early;     // its chunks / progress before settle()
     std::optional<std::string> answer;  // arrived before settle()
     std::uint64_t stream = 0;           // 0 until settled as SSE
   };
