@@ -350,6 +350,7 @@ export type BatchEntry<M = any> = IsAny<M> extends true ? {
 } : {
   [K in MethodName<M>]: {
     method: K; params?: ParamOf<Member<M, K>>; notification?: boolean;
+    /** This call's metrics, as CallOptions.onMetrics (instead of the batch's). */
     onMetrics?: (metrics: ResponseMetrics) => void;
   };
 }[MethodName<M>];

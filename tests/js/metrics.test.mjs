@@ -2,16 +2,16 @@
 // weft-rpc over a Node MessageChannel: negotiated by rpc.handshake, measured
 // by the serving side's clock (the endpoint's `clock`, in µs), delivered to
 // onMetrics just before the call settles, on RPCError.metrics and
-// ChunkStream.metrics, per entry in batch(); and the metrics object against
-// what the native `weft call --metrics` prints for the same call.
+// ChunkStream.metrics, per entry in batch(); and across builds over a
+// WebSocket, with the native weft serve and weft call.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Peer, ErrorCode, RPCError, portTransport } from '../../js/index.js';
+import { WebSocket, WebSocketServer } from 'ws';
+import { Peer, JSONRPCServer, ErrorCode, RPCError, portTransport, webSocketTransport } from '../../js/index.js';
 
 const T = { timeout: 30000 };
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -164,9 +164,10 @@ test('the side that offered "metrics" measures the answers it serves too', T, as
   } finally { a.destroy(); b.destroy(); }
 });
 
-// The native CLI's answer shape: `weft call --metrics` prints
-// `metrics {"processing_time_us":N,"response_size":N}`; weft-rpc's object
-// has the same members, and the same size for the same answer.
+// Across builds, over a WebSocket (npm `ws`): the native `weft serve --ws
+// --handshake --metrics` measures for a weft-rpc caller, and the native
+// `weft call --metrics` prints what a weft-rpc server measured, in its one
+// shape `metrics {"processing_time_us":N,"response_size":N}`.
 function run(args) {
   return new Promise((resolve) => {
     const child = spawn(WEFT_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -176,37 +177,54 @@ function run(args) {
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+const NATIVE = { ...T, skip: existsSync(WEFT_BIN) ? false : `no native weft at ${WEFT_BIN}` };
 
-test('weft-rpc\'s metrics object has the members and the response_size `weft call --metrics` prints for the same answer',
-  { ...T, skip: existsSync(WEFT_BIN) ? false : `no native weft at ${WEFT_BIN}` }, async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'weft-metrics-'));
-    const sock = path.join(dir, 's.sock');
-    const server = spawn(WEFT_BIN, ['serve', '--unix', sock, '--demo', '--handshake', '--metrics'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const { client, server: js, done } = pair(['metrics']);
-    try {
-      await new Promise((resolve, reject) => {  // its log line says when it listens
-        let log = '';
-        server.stderr.on('data', (d) => { log += d; if (/listening on/.test(log)) resolve(); });
-        server.on('exit', (c) => reject(new Error(`weft serve exited ${c}: ${log}`)));
-      });
-      const r = await run(['call', '--unix', sock, '--metrics', 'subtract', '[42,23]']);
-      assert.equal(r.code, 0, r.stderr);
-      assert.equal(r.stdout.trim(), '19');
-      const line = /^metrics (\{.*\})$/m.exec(r.stderr);
-      assert.ok(line, `no metrics line in: ${r.stderr}`);
-      const native = JSON.parse(line[1]);
+test('weft-rpc gets the metrics of native weft serve --ws --handshake --metrics, as the native core measured them', NATIVE, async () => {
+  const server = spawn(WEFT_BIN, ['serve', '--ws', '127.0.0.1:0', '--demo', '--handshake', '--metrics'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let peer;
+  try {
+    const url = await new Promise((resolve, reject) => {  // its log line names the address
+      let log = '';
+      server.stderr.on('data', (d) => { log += d; const m = /listening on (ws:\/\/\S+)/.exec(log); if (m) resolve(m[1]); });
+      server.on('exit', (c) => reject(new Error(`weft serve exited ${c}: ${log}`)));
+    });
+    peer = new Peer(webSocketTransport(new WebSocket(url)));
+    const agreed = await peer.handshake({ capabilities: ['streams', 'metrics'] });
+    assert.deepEqual(agreed.capabilities, ['streams', 'metrics']);
+    let got;
+    assert.equal(await peer.request('subtract', [42, 23], { onMetrics: (m) => { got = m; } }), 19);
+    assert.deepEqual(Object.keys(got), ['processing_time_us', 'response_size']);
+    assert.ok(Number.isInteger(got.processing_time_us) && got.processing_time_us >= 0);
+    assert.equal(got.response_size, sizeOf({ jsonrpc: '2.0', result: 19, id: 2 }));
+    const err = await peer.request('nope').catch((e) => e);
+    assert.equal(err.code, ErrorCode.MethodNotFound);
+    assert.equal(err.metrics.response_size, sizeOf({ jsonrpc: '2.0', error: { code: err.code, message: err.message }, id: 3 }));
+  } finally {
+    peer?.destroy();
+    server.kill('SIGKILL');
+  }
+});
 
-      // The same exchange in weft-rpc: handshake (id 1), then subtract (id 2) answered 19.
-      js.method('subtract', ([a, b]) => a - b);
-      await client.handshake({ capabilities: ['metrics'] });
-      let ours;
-      assert.equal(await client.request('subtract', [42, 23], { onMetrics: (m) => { ours = m; } }), 19);
-      assert.deepEqual(Object.keys(ours), Object.keys(native));
-      assert.ok(Number.isInteger(native.processing_time_us) && Number.isInteger(ours.processing_time_us));
-      assert.equal(ours.response_size, native.response_size, 'the same answer text: {"jsonrpc":"2.0","result":19,"id":2}');
-    } finally {
-      done();
-      server.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    }
+test('weft call --metrics prints the metrics a weft-rpc server measured, in the same shape', NATIVE, async () => {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise((r) => wss.once('listening', r));
+  const clock = steppedClock();
+  const servers = [];
+  wss.on('connection', (ws) => {
+    const s = new JSONRPCServer(webSocketTransport(ws), { handshake: { capabilities: ['streams', 'metrics'] }, clock });
+    s.method('subtract', ([a, b]) => { clock.t += 0.25; return a - b; });
+    servers.push(s);
   });
+  try {
+    const r = await run(['call', '--metrics', '--connect', `ws://127.0.0.1:${wss.address().port}/`, 'subtract', '[42,23]']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), '19');
+    const line = /^metrics (\{.*\})$/m.exec(r.stderr);
+    assert.ok(line, `no metrics line in: ${r.stderr}`);
+    // The same object weft-rpc's onMetrics gets: the CLI read weft-rpc's member.
+    assert.deepEqual(JSON.parse(line[1]), { processing_time_us: 250, response_size: sizeOf({ jsonrpc: '2.0', result: 19, id: 2 }) });
+  } finally {
+    for (const s of servers) s.destroy();
+    await new Promise((r) => wss.close(r));
+  }
+});
