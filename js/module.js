@@ -79,7 +79,11 @@ const hooks = {
   chunkSize(h, handle, stop) {
     const ep = hosts[h];
     if (!ep) return 0;
-    return chunkSize(handle >= A.PAY_INBOUND_BASE ? inboundValue(handle) : ep.out.peek(handle), stop);
+    // Nothing may throw into the core. A value whose walk throws (a getter)
+    // cannot be cloned either: the transport's send fails and says so.
+    try {
+      return chunkSize(handle >= A.PAY_INBOUND_BASE ? inboundValue(handle) : ep.out.peek(handle), stop);
+    } catch { return 0; }
   },
   // CallOptions::on_metrics of call `token` (docs/protocol.md "Metrics").
   metrics(h, token, us, size) { hosts[h]?._metrics(token, us, size); },

@@ -304,3 +304,24 @@ test('limits.maxStreamChunk sets the limit on both sides; Infinity lifts it', T,
     assert.deepEqual(await run(none), [['0123456789', '0123456789a'], ['ok', 'ok']]);
   } finally { small.done(); none.done(); }
 });
+
+test('a chunk whose measuring throws (a getter) reaches the core as size 0; the transport cannot clone it: SendFailed, nothing delivered', T, async () => {
+  const diags = [];
+  const { client, server, done } = pair({}, { onDiagnostic: (k, m) => diags.push(`${k}: ${m}`) });
+  try {
+    let outcome;
+    server.method('hostile', async (_p, ctx) => {
+      const v = { get boom() { throw new Error('getter'); } };
+      outcome = await ctx.sink.write(v).then(() => 'written', (e) => e);
+      return 'answered';
+    });
+    const s = client.stream('hostile');
+    const got = [];
+    for await (const c of s) got.push(c);
+    assert.equal(await s.result, 'answered');
+    assert.equal(outcome, 'written');
+    assert.deepEqual(got, []);
+    assert.deepEqual(diags, ['SendFailed: the transport could not deliver a message: getter']);
+    assert.equal(server.stats().payloads, 0);
+  } finally { done(); }
+});
