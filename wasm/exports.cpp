@@ -140,7 +140,8 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
   if (max_batch > 0) o.limits.max_batch = static_cast<std::size_t>(max_batch);
   if (rate_limit > 0) o.limits.rate_limit = static_cast<std::size_t>(rate_limit);
   if (rate_window > 0) o.limits.rate_window = static_cast<Millis>(rate_window);
-  if (max_stream_chunk >= 0) o.limits.max_stream_chunk = static_cast<std::size_t>(max_stream_chunk);
+  if (max_stream_chunk >= 0)  // size_t is 32 bits here: clamped
+    o.limits.max_stream_chunk = static_cast<std::size_t>(std::min(max_stream_chunk, 4294967295.0));
   if (hlen > 0) {  // serve rpc.handshake: the offer as JSON in the input buffer
     json j = json::parse(input().data(), input().data() + hlen, nullptr, false);
     auto h = parse_handshake(j);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "abi.h"
 #include "payloads.h"
@@ -166,7 +167,8 @@ int create_host(PeerOptions o) {
     const double handle = marker_of(v);
     if (handle < 0) return weft::chunk_size(v, stop);
     const double n = js_chunk_size(h, handle, static_cast<double>(stop));
-    return n >= 0 ? static_cast<std::size_t>(std::min(n, 1.8e19)) : 0;
+    constexpr double kMax = static_cast<double>(std::numeric_limits<std::size_t>::max());  // 32 bits here
+    return !(n > 0) ? 0 : n >= kMax ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(n);
   };
   o.on_drain = [h](const DrainNotice& n) {
     js_drain(h, n.reason.data(), n.reason.size(), static_cast<double>(n.downtime),
