@@ -7,9 +7,10 @@ import { params } from './wire.js';
 const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancelled');
 
 /**
- * ep.batch(entries, {timeout, signal}): entries are {method, params,
- * notification?}. Returns one promise per entry (a notification's resolves
- * to undefined when sent).
+ * ep.batch(entries, {timeout, signal, onMetrics}): entries are {method,
+ * params, notification?, onMetrics?}. Returns one promise per entry (a
+ * notification's resolves to undefined when sent). Each call's metrics go to
+ * its own onMetrics, else to the batch's (Peer::batch, BatchEntry::on_metrics).
  */
 export function batch(ep, entries, options) {
   const opts = options ?? {};
@@ -19,7 +20,9 @@ export function batch(ep, entries, options) {
     if (e.notification) return { e, rec: null, p: Promise.resolve(undefined) };
     const item = { e, rec: null, p: null };
     item.p = new Promise((resolve, reject) => {
-      item.rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null };
+      const own = typeof e.onMetrics === 'function' ? e.onMetrics : null;
+      item.rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
+        onMetrics: own ?? (typeof opts.onMetrics === 'function' ? opts.onMetrics : null), metrics: null };
     });
     return item;
   });
@@ -53,7 +56,8 @@ export function sendBatch(ep, items, timeout, t) {
     F[d + A.B_PARAMS_KIND] = kind; F[d + A.B_PARAMS_A] = arg; F[d + A.B_TOKEN] = it.token;
     at += n;
   });
-  if (X._weft_batch(ep.h, items.length, timeout, t) < 0) {
+  const metrics = calls.some((it) => it.rec.onMetrics) ? A.METRICS_ASK : A.METRICS_SKIP;
+  if (X._weft_batch(ep.h, items.length, timeout, t, metrics) < 0) {
     const err = lastError();
     for (const it of calls) {
       ep._untoken(it.token);

@@ -75,8 +75,10 @@ export class Endpoint {
     const t = this.timeout;
     const l = this.limits;
     const hs = this.handshakeOffer ? put(JSON.stringify(this.handshakeOffer)) : 0;
+    // maxStreamChunk: omitted or 0 the core's default (-1), Infinity none (0).
+    const chunk = l.maxStreamChunk === Infinity ? 0 : l.maxStreamChunk > 0 ? l.maxStreamChunk : -1;
     this.h = X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1,
-      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0, hs);
+      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0, chunk, hs);
     if (!this.h) return this._fail(lastError());
     hosts[this.h] = this;
     const q = this.queue;
@@ -244,9 +246,10 @@ export class Endpoint {
     const signal = options?.signal;
     return new Promise((resolve, reject) => {
       const onProgress = typeof options?.onProgress === 'function' ? options.onProgress : null;
+      const onMetrics = typeof options?.onMetrics === 'function' ? options.onMetrics : null;
       const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
         stream, onProgress, progress: !onProgress ? A.PROGRESS_NONE
-          : options.progressResetsTimeout ? A.PROGRESS_RESETS : A.PROGRESS_ASK };
+          : options.progressResetsTimeout ? A.PROGRESS_RESETS : A.PROGRESS_ASK, onMetrics, metrics: null };
       if (stream) stream.rec = rec;
       if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
       if (signal?.aborted) return reject(cancelled());
@@ -282,7 +285,7 @@ export class Endpoint {
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
     const mlen = put(typeof method === 'string' ? method : String(method));
     const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
-      rec.stream ? rec.stream.hwm : -1);
+      rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
     if (id === 0) {
       this._untoken(token);
       rec.reject(lastError());
@@ -315,6 +318,18 @@ export class Endpoint {
     try { f(v); } catch (e) { this._diag('ProgressFailed', String(e?.message ?? e)); }
   }
 
+  // The answer of call `token` carried metrics (docs/protocol.md "Metrics"),
+  // as the core read them; its completion follows at once.
+  _metrics(token, us, size) {
+    const rec = this.calls[token];
+    if (!rec) return;
+    const m = { processing_time_us: us, response_size: size };
+    rec.metrics = m;
+    if (rec.stream) rec.stream.metrics = m;
+    if (!rec.onMetrics) return;
+    try { rec.onMetrics(m); } catch (e) { this._diag('MetricsHandlerFailed', String(e?.message ?? e)); }
+  }
+
   _settle(token, v) {
     this._finish(token)?.resolve(v);
   }
@@ -323,6 +338,7 @@ export class Endpoint {
     const rec = this._finish(token);
     if (!rec) return;
     const err = new RPCError(code, message, data);
+    if (rec.metrics) err.metrics = rec.metrics;  // an error answer's own metrics
     if (rec.signal?.aborted && code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;
     else if (rec.sendError && code === ErrorCode.Closed) err.cause = rec.sendError;
     rec.reject(err);

@@ -93,11 +93,24 @@ export declare const ErrorCode: Readonly<{
   RequestCancelled: -32800;
 }>;
 
+/**
+ * Per-response metrics (docs/protocol.md, "Metrics"), as the response's
+ * `metrics` member carries them and `weft call --metrics` prints them.
+ */
+export interface ResponseMetrics {
+  /** Microseconds from the serving side's dispatch of the request to its answer, by its clock. */
+  processing_time_us: number;
+  /** Bytes of the response's encoding without the `metrics` member (weft-rpc: its JSON text, UTF-8). */
+  response_size: number;
+}
+
 /** A JSON-RPC error: `code`, `message` and optional `data`, as on the wire. */
 export declare class RPCError extends Error {
   name: 'RPCError';
   code: number;
   data?: unknown;
+  /** The error answer's metrics, when "metrics" was agreed or the call had `onMetrics`. */
+  metrics?: ResponseMetrics;
   /** A local failure's cause: the AbortSignal's reason (-32800), the send error (-32002). */
   cause?: unknown;
   constructor(code: number, message: string, data?: unknown);
@@ -113,6 +126,13 @@ export interface CallOptions {
   onProgress?: (value: unknown) => void;
   /** Each progress value restarts the call's timeout (a long call that reports progress stays alive). */
   progressResetsTimeout?: boolean;
+  /**
+   * Receives the answer's metrics just before the call settles, when the
+   * answer carried them: after a handshake agreed on "metrics" with a side
+   * that measures (docs/protocol.md, "Metrics"). In batch(): for each entry
+   * without its own `onMetrics`.
+   */
+  onMetrics?: (metrics: ResponseMetrics) => void;
   /**
    * Retry on a retryable error (timeout, -32003, -32004, -32005), for idempotent
    * calls only: up to 5 attempts, backoff 100, 200+rand(50), 400+rand(100), 800+rand(200) ms,
@@ -133,6 +153,8 @@ export interface StreamOptions extends CallOptions {
 export interface ChunkStream<T = unknown> extends AsyncIterableIterator<T> {
   /** The handler's final answer. */
   readonly result: Promise<unknown>;
+  /** The final answer's metrics, once it arrived carrying them. */
+  readonly metrics: ResponseMetrics | undefined;
 }
 
 /** Options of one `StreamSink.write()`. */
@@ -192,7 +214,7 @@ export interface ParamSpec {
 export type DiagnosticKind =
   | 'UnknownResponse' | 'InvalidResponse' | 'UnhandledNotification' | 'NotificationFailed'
   | 'ErrorWithoutId' | 'LateReply' | 'BadFrame' | 'IgnoredMessage' | 'SendFailed'
-  | 'BadMessage' | 'NotifyFailed'
+  | 'BadMessage' | 'NotifyFailed' | 'MetricsHandlerFailed'
   | (string & {});
 
 /** Time for an endpoint's timeouts; the default is performance.now() and the global timers. */
@@ -217,6 +239,12 @@ export interface EndpointLimits {
   rateLimit?: number;
   /** The rate limit's window in ms (default 1000). */
   rateWindow?: number;
+  /**
+   * One stream chunk's size in bytes (default 1,000,000; Infinity: none),
+   * measured as docs/streams.md "Limits" says: a larger write rejects -32600
+   * and sends nothing; a larger chunk received fails its stream with -32600.
+   */
+  maxStreamChunk?: number;
 }
 
 /** One side of rpc.handshake (docs/protocol.md, "Handshake"). */
@@ -224,9 +252,10 @@ export interface HandshakeOffer {
   /** "major.minor" (default "1.0"); different majors are refused with -32006. */
   version?: string;
   /**
-   * Default ["streams", "progress", "drain"]. "metrics" and "compression"
-   * are native-only (docs/protocol.md, "Metrics", "Compression"): this
-   * build removes them from its offer.
+   * Default ["streams", "progress", "drain"]. Add "metrics" to have answers
+   * measured (docs/protocol.md, "Metrics"): offered in handshake(), or served
+   * with the `handshake` option. "compression" is native-only
+   * (docs/protocol.md, "Compression"): this build removes it from its offer.
    */
   capabilities?: string[];
   limits?: Record<string, unknown>;
@@ -316,8 +345,14 @@ export type BatchEntry<M = any> = IsAny<M> extends true ? {
   params?: Params;
   /** true: sent as a notification; its promise resolves to undefined. */
   notification?: boolean;
+  /** This call's metrics, as CallOptions.onMetrics (instead of the batch's). */
+  onMetrics?: (metrics: ResponseMetrics) => void;
 } : {
-  [K in MethodName<M>]: { method: K; params?: ParamOf<Member<M, K>>; notification?: boolean };
+  [K in MethodName<M>]: {
+    method: K; params?: ParamOf<Member<M, K>>; notification?: boolean;
+    /** This call's metrics, as CallOptions.onMetrics (instead of the batch's). */
+    onMetrics?: (metrics: ResponseMetrics) => void;
+  };
 }[MethodName<M>];
 
 /** Counts for tests and monitoring: calls pending, requests in flight, values held for the core, heap bytes. */

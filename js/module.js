@@ -4,7 +4,8 @@ import * as A from '../dist/weft_abi.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { M, X, attach, put, str } from './heap.js';
 import { loadModule } from './loader.js';
-import { pushInbound } from './payloads.js';
+import { inboundValue, pushInbound } from './payloads.js';
+import { chunkSize } from './size.js';
 import { message, value } from './wire.js';
 
 let kept = A.PAY_NONE;  // the handle materialize() set aside for js_kept
@@ -73,6 +74,19 @@ const hooks = {
     if (ep) ep._progress(token, value(ep.out, sl, p, n));
   },
   writable(h, token) { hosts[h]?._writable(token); },
+  // PeerOptions::chunk_size: the value behind a chunk's handle, measured
+  // (size.js); the core compares it with max_stream_chunk.
+  chunkSize(h, handle, stop) {
+    const ep = hosts[h];
+    if (!ep) return 0;
+    // Nothing may throw into the core. A value whose walk throws (a getter)
+    // cannot be cloned either: the transport's send fails and says so.
+    try {
+      return chunkSize(handle >= A.PAY_INBOUND_BASE ? inboundValue(handle) : ep.out.peek(handle), stop);
+    } catch { return 0; }
+  },
+  // CallOptions::on_metrics of call `token` (docs/protocol.md "Metrics").
+  metrics(h, token, us, size) { hosts[h]?._metrics(token, us, size); },
   drain(h, p, n, downtime, reconnectAfter) {
     hosts[h]?._drained({ reason: str(p, n), downtime, reconnectAfter });
   },

@@ -16,6 +16,8 @@ export class ChunkStream {
     this.wake = null;
     /** The handler's final answer (rejects as the iteration does). */
     this.result = null;
+    /** The final answer's metrics, once it arrived with them (docs/protocol.md "Metrics"). */
+    this.metrics = undefined;
   }
   _chunk(v) {
     this.credit--;

@@ -8,6 +8,7 @@
 import * as A from '../dist/weft_abi.js';
 import { M, put, str } from './heap.js';
 import { pushInbound, inboundValue } from './payloads.js';
+import { utf8Length } from './size.js';
 
 /** The ABI kind of a JavaScript value. */
 export function kindOf(v) {
@@ -86,7 +87,32 @@ export function describe(d, m, at) {
       F[d + A.D_DATA_KIND] = A.VALUE_PAYLOAD; F[d + A.D_DATA_A] = pushInbound(e.data);
     }
   }
+  // A response's metrics (docs/protocol.md "Metrics"): the core judges them.
+  const mt = m.metrics;
+  if (mt !== undefined) {
+    const mk = kindOf(mt);
+    const F = M.HEAPF64;
+    F[d + A.D_METRICS_KIND] = mk;
+    if (mk === A.VALUE_OBJECT) {
+      F[d + A.D_METRICS_TIME] = numberOrNaN(mt.processing_time_us);
+      F[d + A.D_METRICS_SIZE] = numberOrNaN(mt.response_size);
+    }
+  }
   return at;
+}
+
+function numberOrNaN(v) {
+  return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : NaN;
+}
+
+// A response the core measured (R_METRICS) gets its metrics member after
+// "id"; response_size is the bytes of its JSON text without that member, as
+// a JSON encoder counts them (JSON.stringify; 0 for a value it refuses).
+function withMetrics(o, us) {
+  let size = 0;
+  try { size = utf8Length(JSON.stringify(o)); } catch { /* a BigInt, a cycle: not JSON */ }
+  o.metrics = { processing_time_us: us, response_size: size };
+  return o;
 }
 
 function recId(F, r) {
@@ -111,7 +137,11 @@ export function message(out, r, text) {
   if (pay >= A.PAY_INBOUND_BASE) v = inboundValue(pay);
   else if (pay >= 0) v = out.release(pay);
   else if (pay === A.PAY_TEXT && text) v = JSON.parse(str(text + F[r + A.R_TEXT_P], F[r + A.R_TEXT_N]));
-  if (kind === A.MSG_RESULT) return { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
+  const us = F[r + A.R_METRICS];
+  if (kind === A.MSG_RESULT) {
+    const o = { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
+    return us === A.METRICS_NONE ? o : withMetrics(o, us);
+  }
   if (kind === A.MSG_REQUEST || kind === A.MSG_NOTIFICATION) {
     const m = { jsonrpc: '2.0', method: str(F[r + A.R_STR_P], F[r + A.R_STR_N]) };
     if (pay !== A.PAY_NONE) m.params = v;
@@ -126,7 +156,8 @@ export function message(out, r, text) {
   }
   const code = F[r + A.R_CODE], msg = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
   const error = v === undefined ? { code, message: msg } : { code, message: msg, data: v };
-  return { jsonrpc: '2.0', error, id: recId(F, r) };
+  const o = { jsonrpc: '2.0', error, id: recId(F, r) };
+  return us === A.METRICS_NONE ? o : withMetrics(o, us);
 }
 
 /** A payload the core hands to JS without giving it up (params, a result). */

@@ -161,3 +161,30 @@ TEST_CASE("metrics: a malformed metrics member is ignored and the response still
   CHECK_FALSE(called);
   CHECK(client.diags.empty());
 }
+
+TEST_CASE("metrics: each call of an outgoing batch gets its own, just before its completion", "[metrics]") {
+  Metered m;
+  REQUIRE(m.p.handshake({"metrics"}).ok());
+  std::vector<std::string> events;
+  auto note = [&](std::string who) {
+    return [&events, who](const ResponseMetrics& x) {
+      events.push_back(who + " metrics " + std::to_string(x.response_size));
+    };
+  };
+  std::vector<BatchEntry> entries(3);
+  entries[0].method = "echo";
+  entries[0].params = json::array({1});
+  entries[0].done = [&](Result<json>) { events.push_back("first done"); };
+  entries[0].on_metrics = note("first");  // its own
+  entries[1].method = "echo";
+  entries[1].params = json::array({"note"});  // a notification: no answer, no metrics
+  entries[2].method = "echo";
+  entries[2].params = json::array({22});
+  entries[2].done = [&](Result<json>) { events.push_back("third done"); };
+  CallOptions o;
+  o.on_metrics = note("batch");  // for entries without their own
+  REQUIRE(m.p.client.peer().batch(std::move(entries), o, 0).ok());
+  m.p.pump();
+  // {"jsonrpc":"2.0","result":[1],"id":2} and …[22],"id":3}: 37 and 38 bytes.
+  CHECK(events == std::vector<std::string>{"first metrics 37", "first done", "batch metrics 38", "third done"});
+}

@@ -30,15 +30,26 @@ struct Harness {
   std::map<std::int64_t, json> chunks;  // values received per streamed call
   std::vector<std::string> diags;
   std::map<std::int64_t, json> settled;
+  std::map<std::int64_t, json> metrics;  // what on_metrics received, per call
   std::vector<std::shared_ptr<Sleep>> sleeps;
   std::uint64_t sleep_order = 0;
   Millis now = 0;
   std::unique_ptr<Connection> conn;
 
-  Harness() {
+  // `options`: the case's `options` step (README), or an empty object.
+  explicit Harness(const json& options) {
     ConnectionOptions o;
     o.framing = Framing::Ndjson;
     o.codec = CodecKind::Json;
+    // The host's µs clock is the case's clock (`time MS`).
+    o.clock_us = [this] { return static_cast<std::int64_t>(now) * 1000; };
+    if (auto it = options.find("handshake"); it != options.end()) {
+      Handshake hs;
+      hs.capabilities = it->get<std::vector<std::string>>();
+      o.handshake = std::move(hs);
+    }
+    if (auto it = options.find("max_stream_chunk"); it != options.end())
+      o.peer_limits.max_stream_chunk = it->get<std::size_t>();
     o.write = [this](std::string_view bytes) {
       // One frame per write: the payload without its '\n'.
       out.emplace_back(bytes.substr(0, bytes.size() - 1));
@@ -95,6 +106,14 @@ struct Harness {
     conn->advance(now);
   }
 
+  CallOptions metered(std::int64_t* id_slot) {
+    CallOptions o;
+    o.on_metrics = [this, id_slot](const ResponseMetrics& m) {
+      metrics[*id_slot] = json{{"processing_time_us", m.processing_time_us}, {"response_size", m.response_size}};
+    };
+    return o;
+  }
+
   CallCallback settle_into(std::int64_t* id_slot) {
     return [this, id_slot](Result<json> r) {
       json j = r.ok() ? json{{"result", r.value()}} : json{{"error", r.error().to_json()}};
@@ -104,7 +123,8 @@ struct Harness {
 };
 
 void run_case(const std::string& file, const test::ScriptCase& c) {
-  Harness h;
+  const bool configured = !c.steps.empty() && c.steps.front().op == "options";
+  Harness h(configured ? json::parse(c.steps.front().rest) : json::object());
   std::vector<std::unique_ptr<std::int64_t>> id_slots;
   auto expect_drained = [&](int line) {
     INFO(file << ":" << line << " — unexpected output after this step");
@@ -115,6 +135,10 @@ void run_case(const std::string& file, const test::ScriptCase& c) {
   int last_line = 0;
   for (const auto& s : c.steps) {
     INFO(file << ":" << s.line << ": " << s.op << " " << s.rest);
+    if (s.op == "options") {
+      CHECK(&s == &c.steps.front());  // the peer is built with them
+      continue;
+    }
     if (s.op == "<--") {
       REQUIRE_FALSE(h.out.empty());
       CHECK(h.out.front() == s.rest);
@@ -139,7 +163,9 @@ void run_case(const std::string& file, const test::ScriptCase& c) {
       if (ptext != "-") params = json::parse(ptext);
       id_slots.push_back(std::make_unique<std::int64_t>(0));
       auto* slot = id_slots.back().get();
-      auto r = h.conn->peer().call(method, params, h.settle_into(slot), CallOptions{timeout}, h.now);
+      CallOptions co = h.metered(slot);
+      co.timeout = timeout;
+      auto r = h.conn->peer().call(method, params, h.settle_into(slot), std::move(co), h.now);
       REQUIRE(r.ok());
       *slot = r->as_int();
     } else if (s.op == "stream") {
@@ -159,7 +185,8 @@ void run_case(const std::string& file, const test::ScriptCase& c) {
         if (got.is_null()) got = json::array();
         got.push_back(std::move(c.value));
       };
-      auto r = h.conn->peer().stream(rest.substr(0, sp), params, std::move(so), h.settle_into(slot), {}, h.now);
+      auto r = h.conn->peer().stream(rest.substr(0, sp), params, std::move(so), h.settle_into(slot),
+                                     h.metered(slot), h.now);
       REQUIRE(r.ok());
       *slot = r->as_int();
     } else if (s.op == "chunks") {
@@ -182,6 +209,10 @@ void run_case(const std::string& file, const test::ScriptCase& c) {
       const std::int64_t id = std::stoll(s.rest.substr(0, sp));
       REQUIRE(h.settled.count(id) == 1);
       CHECK(h.settled[id] == json::parse(s.rest.substr(sp + 1)));
+    } else if (s.op == "metrics") {
+      auto sp = s.rest.find(' ');
+      const std::int64_t id = std::stoll(s.rest.substr(0, sp));
+      CHECK(h.metrics[id] == json::parse(s.rest.substr(sp + 1)));  // null: none
     } else if (s.op == "pending") {
       CHECK(h.conn->peer().pending() == std::stoul(s.rest));
     } else if (s.op == "inflight") {

@@ -74,6 +74,7 @@ std::string build() {
   WEFT_ABI_TIMEOUT(WEFT_ABI_ADD)
   WEFT_ABI_ROLES(WEFT_ABI_ADD)
   WEFT_ABI_STREAM(WEFT_ABI_ADD)
+  WEFT_ABI_METRICS(WEFT_ABI_ADD)
 #undef WEFT_ABI_ADD
   s += "},\"codes\":{";
   first = true;

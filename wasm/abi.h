@@ -46,6 +46,10 @@
 // PARAMS: OBJECT or ARRAY with A the payload handle, or a scalar kind (which
 // the core rejects, §4.2). RESULT, DATA: PAYLOAD with A the handle. ERROR:
 // OBJECT with CODE_*, MESSAGE_*, DATA_* filled, or another kind (rejected).
+// METRICS_KIND: the kind of a response's "metrics" member (docs/protocol.md
+// "Metrics"); for an OBJECT, METRICS_TIME / METRICS_SIZE its members
+// processing_time_us / response_size when they are numbers, else NaN (the
+// core ignores metrics that are not two non-negative integers).
 #define WEFT_ABI_DESC(X) \
   X(D_SHAPE, 0)            \
   X(D_JSONRPC_KIND, 1)     \
@@ -70,7 +74,10 @@
   X(D_MESSAGE_B, 20)       \
   X(D_DATA_KIND, 21)       \
   X(D_DATA_A, 22)          \
-  X(D_SIZE, 23)
+  X(D_METRICS_KIND, 23)    \
+  X(D_METRICS_TIME, 24)    \
+  X(D_METRICS_SIZE, 25)    \
+  X(D_SIZE, 26)
 
 // -- The outgoing record: one record of REC_SIZE doubles per message ----------
 // KIND: a MSG_* value. ID_KIND: an ID_* value; ID_INT → ID_A the integer;
@@ -81,7 +88,9 @@
 // values the core made itself (e.g. $/cancelRequest's params). VALUE: for
 // params the core made around a payload ($/weft/chunk, $/progress), that
 // payload's handle, to be set as params.value (the text leaves it out);
-// else PAY_NONE.
+// else PAY_NONE. METRICS: for a response that carries metrics, its
+// processing_time_us; else METRICS_NONE. (Its response_size is the JSON
+// text's, which only JS can measure: js/wire.js, as an encoder does.)
 #define WEFT_ABI_REC(X) \
   X(R_KIND, 0)            \
   X(R_ID_KIND, 1)         \
@@ -94,7 +103,8 @@
   X(R_TEXT_P, 8)          \
   X(R_TEXT_N, 9)          \
   X(R_VALUE, 10)          \
-  X(R_SIZE, 11)
+  X(R_METRICS, 11)        \
+  X(R_SIZE, 12)
 
 // -- One entry of an outgoing batch (weft_batch): B_SIZE doubles ------------
 // METHOD_AT/LEN: the method in the input buffer; PARAMS_KIND/A: as a call's
@@ -153,6 +163,14 @@
   X(REPLY_STREAMING, 1)              \
   X(REPLY_PROGRESS, 2)               \
   X(TOTAL_NONE, -1)
+
+// Per-response metrics (docs/protocol.md "Metrics"): R_METRICS of a
+// response without them, and the `metrics` argument of weft_call /
+// weft_batch (METRICS_ASK: the caller wants them through js_metrics).
+#define WEFT_ABI_METRICS(X) \
+  X(METRICS_NONE, -1)        \
+  X(METRICS_SKIP, 0)         \
+  X(METRICS_ASK, 1)
 
 // weft::Role (peer.h), by value.
 #define WEFT_ABI_ROLES(X) \
@@ -215,6 +233,7 @@ enum RoleValue : int { WEFT_ABI_ROLES(WEFT_ABI_ENUM) };
 #undef WEFT_ABI_ENUM
 #define WEFT_ABI_CONST(name, value) inline constexpr int name = value;
 WEFT_ABI_STREAM(WEFT_ABI_CONST)
+WEFT_ABI_METRICS(WEFT_ABI_CONST)
 #undef WEFT_ABI_CONST
 #define WEFT_ABI_ENUM(name, value) name = value,
 #undef WEFT_ABI_ENUM
@@ -224,8 +243,8 @@ WEFT_ABI_PAY(WEFT_ABI_CONST)
 #undef WEFT_ABI_CONST
 
 // Every member of a record is one double: the sizes are the last entries.
-static_assert(D_SIZE == D_DATA_A + 1, "descriptor members are dense");
-static_assert(R_SIZE == R_VALUE + 1, "record members are dense");
+static_assert(D_SIZE == D_METRICS_SIZE + 1, "descriptor members are dense");
+static_assert(R_SIZE == R_METRICS + 1, "record members are dense");
 static_assert(kPAY_INBOUND_BASE == 4503599627370496.0, "2^52: above every outbound handle");
 static_assert(kPAY_INDEX_BITS < 52, "handles stay exact doubles");
 

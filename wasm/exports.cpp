@@ -126,10 +126,11 @@ EMSCRIPTEN_KEEPALIVE double* weft_desc(std::size_t n) { return descriptors(n); }
 
 // A new endpoint: role (abi ROLE_*), whether foreign values are ignored, the
 // default timeout (< 0: none) and limits (0: the core's default; the rate
-// limit's 0: none).
+// limit's 0: none; max_stream_chunk < 0: the default, 0: none).
 EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double default_timeout,
                                      double max_in_flight, double max_pending, double max_batch,
-                                     double rate_limit, double rate_window, std::size_t hlen) {
+                                     double rate_limit, double rate_window, double max_stream_chunk,
+                                     std::size_t hlen) {
   PeerOptions o;
   o.role = static_cast<Role>(role);
   o.ignore_foreign = ignore_foreign != 0;
@@ -139,6 +140,8 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
   if (max_batch > 0) o.limits.max_batch = static_cast<std::size_t>(max_batch);
   if (rate_limit > 0) o.limits.rate_limit = static_cast<std::size_t>(rate_limit);
   if (rate_window > 0) o.limits.rate_window = static_cast<Millis>(rate_window);
+  if (max_stream_chunk >= 0)  // size_t is 32 bits here: clamped
+    o.limits.max_stream_chunk = static_cast<std::size_t>(std::min(max_stream_chunk, 4294967295.0));
   if (hlen > 0) {  // serve rpc.handshake: the offer as JSON in the input buffer
     json j = json::parse(input().data(), input().data() + hlen, nullptr, false);
     auto h = parse_handshake(j);
@@ -272,10 +275,12 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
 
 // An outgoing request: method = input buffer [0, mlen), params (kind, a) per
 // params_of; progress: PROGRESS_* (docs/streams.md); credit >= 0: a streamed
-// call with that initial credit (chunks to js_chunk). Returns the id (> 0),
-// or 0 with the error at weft_error().
+// call with that initial credit (chunks to js_chunk); metrics: METRICS_ASK
+// or METRICS_SKIP (js_metrics, see wants_metrics). Returns the id (> 0), or
+// 0 with the error at weft_error().
 EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double pkind, double pa,
-                                      double timeout, double now, int progress, double credit) {
+                                      double timeout, double now, int progress, double credit,
+                                      int metrics) {
   Host* x = host(h);
   if (!x) return 0;
   std::optional<json> params = params_of(pkind, pa);
@@ -285,6 +290,7 @@ EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double
     opts.on_progress = progress_to(h, token);
     opts.progress_resets_timeout = progress == abi::PROGRESS_RESETS;
   }
+  if (wants_metrics(*x, metrics)) opts.on_metrics = metrics_to(h, token);
   Result<Id> r = Error();
   if (credit >= 0) {
     StreamOptions so;
@@ -318,12 +324,13 @@ EMSCRIPTEN_KEEPALIVE int weft_notify(int h, std::size_t mlen, double pkind, doub
   return 0;
 }
 
-// A batch of `count` entries in the descriptor array (abi B_* layout).
-// Returns the number of ids written at weft_ids(), or -1 with the error at
-// weft_error().
-EMSCRIPTEN_KEEPALIVE int weft_batch(int h, int count, double timeout, double now) {
+// A batch of `count` entries in the descriptor array (abi B_* layout);
+// metrics as weft_call's, for every call of the batch. Returns the number
+// of ids written at weft_ids(), or -1 with the error at weft_error().
+EMSCRIPTEN_KEEPALIVE int weft_batch(int h, int count, double timeout, double now, int metrics) {
   Host* x = host(h);
   if (!x) return -1;
+  const bool measured = wants_metrics(*x, metrics);
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::B_SIZE);
   std::vector<BatchEntry> entries;
   entries.reserve(static_cast<std::size_t>(count));
@@ -331,7 +338,10 @@ EMSCRIPTEN_KEEPALIVE int weft_batch(int h, int count, double timeout, double now
     BatchEntry b;
     b.method = in_string(d[abi::B_METHOD_AT], d[abi::B_METHOD_LEN]);
     b.params = params_of(d[abi::B_PARAMS_KIND], d[abi::B_PARAMS_A]);
-    if (d[abi::B_TOKEN] >= 0) b.done = settle_to(h, static_cast<int>(d[abi::B_TOKEN]));
+    if (d[abi::B_TOKEN] >= 0) {
+      b.done = settle_to(h, static_cast<int>(d[abi::B_TOKEN]));
+      if (measured) b.on_metrics = metrics_to(h, static_cast<int>(d[abi::B_TOKEN]));
+    }
     entries.push_back(std::move(b));
   }
   auto r = x->peer->batch(std::move(entries), call_options(timeout), to_ms(now));

@@ -4,7 +4,10 @@
 
 #include <emscripten.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "abi.h"
 #include "payloads.h"
@@ -27,6 +30,8 @@ EM_JS(int, js_materialize, (int h, double handle, const char* kp, size_t kn),
       { return Module.weft.materialize(h, handle, kp, kn); });
 EM_JS(double, js_kept, (), { return Module.weft.kept(); });
 EM_JS(double, js_now, (int h), { return Module.weft.now(h); });
+EM_JS(double, js_chunk_size, (int h, double handle, double stop), { return Module.weft.chunkSize(h, handle, stop); });
+EM_JS(void, js_metrics, (int h, int token, double us, double size), { Module.weft.metrics(h, token, us, size); });
 EM_JS(void, js_drain, (int h, const char* p, size_t n, double downtime, double reconnect_after),
       { Module.weft.drain(h, p, n, downtime, reconnect_after); });
 // clang-format on
@@ -153,6 +158,18 @@ int create_host(PeerOptions o) {
   };
   o.inspect = [h](json& params, const char* keep) { materialize(h, params, keep); };
   o.clock = [h] { return static_cast<Millis>(js_now(h)); };  // the endpoint's clock option
+  // The same clock in µs (performance.now() has sub-ms resolution): with
+  // it the core measures answers once "metrics" is agreed (docs/protocol.md).
+  o.clock_us = [h] { return static_cast<std::int64_t>(std::floor(js_now(h) * 1000)); };
+  // Chunk values are JS values held by handle: JS measures the value by
+  // weft::chunk_size's rule (js/size.js); the core compares and refuses.
+  o.chunk_size = [h](const json& v, std::size_t stop) -> std::size_t {
+    const double handle = marker_of(v);
+    if (handle < 0) return weft::chunk_size(v, stop);
+    const double n = js_chunk_size(h, handle, static_cast<double>(stop));
+    constexpr double kMax = static_cast<double>(std::numeric_limits<std::size_t>::max());  // 32 bits here
+    return !(n > 0) ? 0 : n >= kMax ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(n);
+  };
   o.on_drain = [h](const DrainNotice& n) {
     js_drain(h, n.reason.data(), n.reason.size(), static_cast<double>(n.downtime),
              static_cast<double>(n.reconnect_after));
@@ -185,6 +202,19 @@ CallCallback settle_to(int h, int token) {
     js_fail(h, token, e.code, e.message.data(), e.message.size(), slot, x->tmp.data(),
             slot == abi::kPAY_TEXT ? x->tmp.size() : 0);
   };
+}
+
+std::function<void(const ResponseMetrics&)> metrics_to(int h, int token) {
+  return [h, token](const ResponseMetrics& m) {
+    js_metrics(h, token, static_cast<double>(m.processing_time_us), static_cast<double>(m.response_size));
+  };
+}
+
+bool wants_metrics(const Host& x, int ask) {
+  if (ask == abi::METRICS_ASK) return true;
+  // Agreed: error answers and streams expose them even unasked (RPCError.metrics).
+  const auto& a = x.peer->agreed();
+  return a && std::find(a->capabilities.begin(), a->capabilities.end(), "metrics") != a->capabilities.end();
 }
 
 }  // namespace weft::wasm

@@ -44,6 +44,11 @@ double* descriptors(std::size_t n);
 
 // Completion callback of outgoing call `token` (settles the JS promise).
 CallCallback settle_to(int h, int token);
+// Hands the metrics of call `token`'s answer to JS (js_metrics), before
+// its completion; and whether a call should ask for them: JS asked
+// (abi METRICS_ASK), or the handshake agreed on "metrics".
+std::function<void(const ResponseMetrics&)> metrics_to(int h, int token);
+bool wants_metrics(const Host& x, int ask);
 
 // -- hooks into JS ------------------------------------------------------------
 // Outgoing messages as records (records.cpp); false if the transport threw,

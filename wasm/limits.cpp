@@ -49,12 +49,10 @@ EMSCRIPTEN_KEEPALIVE double weft_handshake(int h, int token, std::size_t hlen, d
     set_error(offer.error());
     return 0;
   }
-  // The JavaScript build neither reads metrics nor compresses (docs/protocol.md
-  // "Metrics", "Compression"): it never offers them.
+  // The JavaScript build does not compress (docs/protocol.md "Compression"):
+  // it never offers it. "metrics" it offers when asked (docs/protocol.md "Metrics").
   auto& caps = offer->capabilities;
-  caps.erase(std::remove_if(caps.begin(), caps.end(),
-                            [](const std::string& c) { return c == "metrics" || c == "compression"; }),
-             caps.end());
+  caps.erase(std::remove(caps.begin(), caps.end(), "compression"), caps.end());
   offer->compression_preference.clear();
   CallCallback settle = settle_to(h, token);
   auto r = x->peer->handshake(

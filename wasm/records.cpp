@@ -95,6 +95,15 @@ json scalar(const double* d, int kind, int a, int b, const char* in) {
 
 bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
 
+// A metrics member's number as a JSON parse of its text would type it
+// (non-negative integers unsigned); NaN: not a number, left out.
+void metric(json::object_t& o, const char* name, double v) {
+  if (std::isnan(v)) return;
+  if (std::trunc(v) == v && v >= 0 && v < 1.8e19) o.emplace(name, static_cast<std::uint64_t>(v));
+  else if (std::trunc(v) == v && std::fabs(v) < 9.2e18) o.emplace(name, static_cast<std::int64_t>(v));
+  else o.emplace(name, v);
+}
+
 }  // namespace
 
 void write_records(const Outgoing& o, std::vector<double>& recs, std::string& text) {
@@ -104,6 +113,7 @@ void write_records(const Outgoing& o, std::vector<double>& recs, std::string& te
   double* r = recs.data();
   for (const Message& m : o.messages) {
     r[R_VALUE] = kPAY_NONE;
+    r[R_METRICS] = METRICS_NONE;
     if (const auto* q = std::get_if<Request>(&m)) {
       r[R_KIND] = MSG_REQUEST;
       record_id(r, q->id);
@@ -116,6 +126,7 @@ void write_records(const Outgoing& o, std::vector<double>& recs, std::string& te
     } else {
       const auto& resp = std::get<Response>(m);
       record_id(r, resp.id);
+      if (resp.metrics) r[R_METRICS] = static_cast<double>(resp.metrics->processing_time_us);
       if (const auto* e = std::get_if<Error>(&resp.outcome)) {
         r[R_KIND] = MSG_ERROR;
         r[R_CODE] = e->code;
@@ -172,6 +183,17 @@ Item read_descriptor(const double* d, const char* in) {
     e.error = std::move(err);
   } else if (ek != VALUE_ABSENT) {
     e.error = scalar(d, D_ERROR_KIND, D_ERROR_KIND, D_ERROR_KIND, in);
+  }
+  if (present(d, D_METRICS_KIND)) {  // judged by the core (metrics_of), like any member
+    if (static_cast<int>(d[D_METRICS_KIND]) == VALUE_OBJECT) {
+      json m(json::value_t::object);
+      auto& o = m.get_ref<json::object_t&>();
+      metric(o, "processing_time_us", d[D_METRICS_TIME]);
+      metric(o, "response_size", d[D_METRICS_SIZE]);
+      e.metrics = std::move(m);
+    } else {
+      e.metrics = nullptr;  // not an object: ignored whatever it is (metrics_of)
+    }
   }
   return classify(std::move(e));
 }

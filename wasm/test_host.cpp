@@ -58,4 +58,11 @@ EMSCRIPTEN_KEEPALIVE int weft_test_register_demo(int h) {
   return 1;
 }
 
+// weft::chunk_size of the JSON text in the input buffer [0, n): what
+// js/size.js must agree with (tests/js/streams.test.mjs). -1: not JSON.
+EMSCRIPTEN_KEEPALIVE double weft_test_chunk_size(std::size_t n) {
+  json v = json::parse(input().data(), input().data() + n, nullptr, false);
+  return v.is_discarded() ? -1 : static_cast<double>(chunk_size(v));
+}
+
 }  // extern "C"

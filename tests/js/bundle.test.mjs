@@ -135,12 +135,18 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // code): weft.wasm 125,988 gzipped. With the stream chunk-size limit
 // (docs/streams.md "Limits") and the small-call work (string members as text,
 // release.h): 127,460.
+// Raised for metrics and the chunk limit in weft-rpc (docs/protocol.md
+// "Metrics", docs/streams.md "Limits"): the µs clock, the metrics member
+// across the boundary, batch metrics and the chunk-size hook took weft.wasm
+// to 128,627 gzipped (+1,167) and weft_abi.js to 1,112; onMetrics and
+// js/size.js (chunk values measured by weft::chunk_size's rule) the glue to
+// 25,551 as one, 32,182 file by file (23 files).
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 24000,
-  'JS glue, js/**/*.js gzipped file by file': 30000,
-  'dist/weft.wasm': 128000,
+  'JS glue, js/**/*.js gzipped as one': 26000,
+  'JS glue, js/**/*.js gzipped file by file': 32500,
+  'dist/weft.wasm': 129000,
   'dist/weft_module.js': 7000,
-  'dist/weft_abi.js': 1100,
+  'dist/weft_abi.js': 1150,
 };
 
 test('size budget (gzip -9): the JS glue, weft.wasm, weft_module.js', () => {

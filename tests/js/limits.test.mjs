@@ -123,9 +123,10 @@ test('rpc.handshake agrees on capabilities, gates streams, refuses another major
   } finally { done(); }
 });
 
-test('rpc.handshake: the JavaScript build never offers nor agrees on metrics or compression', T, async () => {
-  // docs/protocol.md "Metrics", "Compression": native-only features. The
-  // server side records the offer it receives.
+test('rpc.handshake: the JavaScript build offers and agrees on metrics, never on compression', T, async () => {
+  // docs/protocol.md "Metrics", "Compression": compression is native-only;
+  // metrics are measured with the endpoint's clock. The server side records
+  // the offer it receives.
   const { client, server, done } = pair({}, {});
   try {
     let offered;
@@ -134,17 +135,17 @@ test('rpc.handshake: the JavaScript build never offers nor agrees on metrics or 
       return { version: '1.0', capabilities: p.capabilities, compression_used: 'zstd' };
     });
     const agreed = await client.handshake({ capabilities: ['streams', 'metrics', 'compression'] });
-    assert.deepEqual(offered.capabilities, ['streams']);
+    assert.deepEqual(offered.capabilities, ['streams', 'metrics']);
     assert.equal(offered.compression_preference, undefined);
-    assert.deepEqual(agreed.capabilities, ['streams']);
+    assert.deepEqual(agreed.capabilities, ['streams', 'metrics']);
     assert.equal(agreed.compression_used, undefined);
   } finally { done(); }
   const { client: c2, server: s2, done: d2 } = pair({}, { handshake: { capabilities: ['streams', 'metrics', 'compression'] } });
   try {
-    // A JS server has no microsecond clock and no zstd: it agrees on neither.
+    // A JS server measures with its clock, and has no zstd: metrics only.
     const raw = await c2.request('rpc.handshake', { version: '1.0', capabilities: ['metrics', 'compression'],
       compression_preference: ['zstd'] });
-    assert.deepEqual(raw.capabilities, []);
+    assert.deepEqual(raw.capabilities, ['metrics']);
     assert.equal(raw.compression_used, undefined);
   } finally { d2(); }
 });

@@ -237,3 +237,91 @@ test('1 GiB through a deliberately slow consumer keeps memory bounded; cancel fr
     assert.ok(heapUsed() - heap0 < 256 * 1024, `wasm heap back near its baseline (+${heapUsed() - heap0} B)`);
   } finally { done(); }
 });
+
+// -- max_stream_chunk (docs/streams.md "Limits"): the core decides, on both sides --
+const BIG = 'x'.repeat(5_000_000);  // 5 MB: over the 1,000,000-byte default
+
+test('a chunk written larger than max_stream_chunk rejects -32600, nothing is sent, and smaller chunks still go', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    const refused = [];
+    server.method('big', async (_p, ctx) => {
+      for (const v of [BIG, new Uint8Array(5_000_000), { list: [BIG] }])
+        await ctx.sink.write(v).catch((e) => refused.push(e));
+      await ctx.sink.write('small', { final: true });
+      return 'done';
+    });
+    const got = [];
+    const s = client.stream('big');
+    for await (const c of s) got.push(c);
+    assert.deepEqual(got, ['small']);
+    assert.equal(await s.result, 'done');
+    assert.equal(refused.length, 3);
+    for (const e of refused) {
+      assert.ok(e instanceof RPCError);
+      assert.equal(e.code, ErrorCode.InvalidRequest);
+      assert.equal(e.message, 'stream: the chunk is larger than max_stream_chunk (1000000 bytes): split it');
+    }
+    assert.equal(server.stats().payloads, 0, 'the refused values were given back');
+  } finally { done(); }
+});
+
+test('a chunk received larger than max_stream_chunk fails the stream with -32600 and sends $/cancelRequest', T, async () => {
+  const { port1, port2 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1));
+  const raw = portTransport(port2);  // a sender that ignores the limit
+  const seen = [];
+  let cancelled;
+  const cancelSeen = new Promise((r) => { cancelled = r; });
+  raw.onMessage((m) => {
+    seen.push(m);
+    if (m.method === 'big') raw.send({ jsonrpc: '2.0', method: '$/weft/chunk', params: { id: m.id, seq: 0, value: BIG } });
+    if (m.method === '$/cancelRequest') cancelled(m);
+  });
+  try {
+    const s = client.stream('big');
+    await assert.rejects((async () => { for await (const _c of s) { /* none arrives */ } })(), (e) =>
+      e instanceof RPCError && e.code === ErrorCode.InvalidRequest &&
+      e.message === 'Invalid Request: stream: a chunk larger than max_stream_chunk (1000000 bytes)');
+    const id = seen.find((m) => m.method === 'big').id;
+    assert.deepEqual((await cancelSeen).params, { id });
+    assert.equal(client.stats().pending, 0);
+  } finally { client.destroy(); raw.destroy(); }
+});
+
+test('limits.maxStreamChunk sets the limit on both sides; Infinity lifts it', T, async () => {
+  const small = pair({ limits: { maxStreamChunk: 10 } }, { limits: { maxStreamChunk: 10 } });
+  const none = pair({ limits: { maxStreamChunk: Infinity } }, { limits: { maxStreamChunk: Infinity } });
+  try {
+    for (const { server } of [small, none])
+      server.method('two', async (_p, ctx) => {
+        const r = await ctx.sink.write('0123456789').then(() => 'ok', (e) => e.code);
+        const r2 = await ctx.sink.write('0123456789a', { final: true }).then(() => 'ok', (e) => e.code);
+        return [r, r2];
+      });
+    const run = async (p) => { const s = p.client.stream('two'); const got = []; for await (const c of s) got.push(c); return [got, await s.result]; };
+    assert.deepEqual(await run(small), [['0123456789'], ['ok', ErrorCode.InvalidRequest]]);
+    assert.deepEqual(await run(none), [['0123456789', '0123456789a'], ['ok', 'ok']]);
+  } finally { small.done(); none.done(); }
+});
+
+test('a chunk whose measuring throws (a getter) reaches the core as size 0; the transport cannot clone it: SendFailed, nothing delivered', T, async () => {
+  const diags = [];
+  const { client, server, done } = pair({}, { onDiagnostic: (k, m) => diags.push(`${k}: ${m}`) });
+  try {
+    let outcome;
+    server.method('hostile', async (_p, ctx) => {
+      const v = { get boom() { throw new Error('getter'); } };
+      outcome = await ctx.sink.write(v).then(() => 'written', (e) => e);
+      return 'answered';
+    });
+    const s = client.stream('hostile');
+    const got = [];
+    for await (const c of s) got.push(c);
+    assert.equal(await s.result, 'answered');
+    assert.equal(outcome, 'written');
+    assert.deepEqual(got, []);
+    assert.deepEqual(diags, ['SendFailed: the transport could not deliver a message: getter']);
+    assert.equal(server.stats().payloads, 0);
+  } finally { done(); }
+});

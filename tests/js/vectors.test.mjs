@@ -103,7 +103,13 @@ async function runCase(M, mode, file, c) {
   const clock = fakeClock();
   const w = wire(mode);
   const diags = [];
-  const peer = new Peer(w.transport, { timeout: 0, ignoreForeign: false, clock, onDiagnostic: (k) => diags.push(k) });
+  // The case's `options` step (README): the peer is built with them.
+  const o = c.steps[0]?.op === 'options' ? JSON.parse(c.steps[0].rest) : {};
+  const peer = new Peer(w.transport, {
+    timeout: 0, ignoreForeign: false, clock, onDiagnostic: (k) => diags.push(k),
+    handshake: o.handshake ? { capabilities: o.handshake } : undefined,
+    limits: o.max_stream_chunk !== undefined ? { maxStreamChunk: o.max_stream_chunk || Infinity } : undefined,
+  });
   assert.equal(M._weft_test_register_demo(peer.h), 1);
   const sleeps = [];
   let order = 0;
@@ -116,7 +122,7 @@ async function runCase(M, mode, file, c) {
     for (let i = 0; i < n; i++) await ctx.sink.write(i, { final: i === n - 1, total: n });
     return { chunks: n };
   }, { params: [{ name: 'n', type: 'integer' }] });
-  const calls = [];  // by id - 1: { outcome, ac }
+  const calls = [];  // by id - 1: { outcome, ac, metrics }
   const where = (s) => `${mode} ${file}:${s.line}: ${s.op} ${s.rest}`;
   let last = 0;
   const drained = () => assert.deepEqual(w.out, [], `${mode} ${file}:${last} — unexpected output after this step`);
@@ -140,9 +146,10 @@ async function runCase(M, mode, file, c) {
           const method = sp < 0 ? rest : rest.slice(0, sp);
           const ptext = sp < 0 ? '-' : rest.slice(sp + 1);
           const ac = new AbortController();
-          const call = { outcome: null, ac };
+          const call = { outcome: null, ac, metrics: null };
           calls.push(call);
-          peer.request(method, ptext === '-' ? undefined : JSON.parse(ptext), { timeout, signal: ac.signal }).then(
+          const onMetrics = (m) => { call.metrics = m; };
+          peer.request(method, ptext === '-' ? undefined : JSON.parse(ptext), { timeout, signal: ac.signal, onMetrics }).then(
             (result) => { call.outcome = { result }; },
             (e) => { call.outcome = { error: e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data } }; });
           break;
@@ -153,10 +160,10 @@ async function runCase(M, mode, file, c) {
           const rest = s.rest.slice(0, c);
           const sp = rest.indexOf(' ');
           const ptext = sp < 0 ? '-' : rest.slice(sp + 1);
-          const call = { outcome: null, ac: new AbortController(), stream: null };
+          const call = { outcome: null, ac: new AbortController(), stream: null, metrics: null };
           calls.push(call);
           call.stream = peer.stream(sp < 0 ? rest : rest.slice(0, sp), ptext === '-' ? undefined : JSON.parse(ptext),
-            { highWaterMark: credit, signal: call.ac.signal });
+            { highWaterMark: credit, signal: call.ac.signal, onMetrics: (m) => { call.metrics = m; } });
           call.stream.result.then(
             (result) => { call.outcome = { result }; },
             (e) => { call.outcome = { error: e.data === undefined ? { code: e.code, message: e.message } : { code: e.code, message: e.message, data: e.data } }; });
@@ -194,6 +201,14 @@ async function runCase(M, mode, file, c) {
           const call = calls[Number(s.rest.slice(0, sp)) - 1];
           assert.ok(call && call.outcome, `${where(s)}: the call has not settled`);
           assert.deepEqual(call.outcome, JSON.parse(s.rest.slice(sp + 1)), where(s));
+          break;
+        }
+        case 'options': assert.equal(s, c.steps[0], `${where(s)}: options must come first`); break;
+        case 'metrics': {  // what onMetrics received (null: nothing)
+          await w.settle();
+          const sp = s.rest.indexOf(' ');
+          const call = calls[Number(s.rest.slice(0, sp)) - 1];
+          assert.deepEqual(call.metrics, JSON.parse(s.rest.slice(sp + 1)), where(s));
           break;
         }
         case 'pending': assert.equal(peer.stats().pending, Number(s.rest), where(s)); break;

@@ -10,6 +10,7 @@ import type {
   NotificationHandler, Params, ParamSpec, BatchEntry, Clock, DiagnosticKind, RPCTransport,
   PostMessageTransport, PostMessageTransportOptions, JSONRPCMessage, JSONRPCRequest, JSONRPCNotification,
   JSONRPCResponse, JSONRPCSuccessResponse, JSONRPCErrorResponse, PortLike, WorkerLike, PostTarget, MessageSource, WebSocketLike, ConnectionTransport,
+  ResponseMetrics,
 } from 'weft-rpc';
 import { expect, type Equal } from './util.js';
 
@@ -117,6 +118,22 @@ export async function untyped(): Promise<void> {
   const out = client.batch(entries, { timeout: 100 });
   expect<Equal<typeof out, Promise<unknown>[]>>();
   client.batch([{ method: 'ping' }] as const);
+
+  // metrics (docs/protocol.md "Metrics"): per call, per batch entry, on errors and streams.
+  const agreed = await client.handshake({ capabilities: ['streams', 'metrics'] });
+  void agreed.capabilities;
+  const onMetrics = (m: ResponseMetrics): void => {
+    expect<Equal<typeof m.processing_time_us, number>>();
+    expect<Equal<typeof m.response_size, number>>();
+  };
+  await client.request('add', [1, 2], { onMetrics });
+  client.batch([{ method: 'add', params: [1, 2], onMetrics }, { method: 'ping' }], { onMetrics });
+  const metered = client.stream('count', { n: 2 }, { onMetrics });
+  expect<Equal<typeof metered.metrics, ResponseMetrics | undefined>>();
+  const failed = new RPCError(-32000, 'x');
+  expect<Equal<typeof failed.metrics, ResponseMetrics | undefined>>();
+  const chunkLimit: EndpointLimits = { maxStreamChunk: Infinity };
+  void chunkLimit;
 
   // serving: handlers get params and { signal, method }; method()/onNotify() chain.
   const add: Handler<{ a: number; b: number }, number> = ({ a, b }) => a + b;

@@ -42,6 +42,7 @@ export async function typed(port1: MessagePort, port2: MessagePort): Promise<voi
   const entries: BatchEntry<Api>[] = [{ method: 'add', params: { a: 1, b: 2 } }, { method: 'log', params: { line: 'x' }, notification: true }];
   client.batch(entries);
   client.batch([{ method: 'ping' }]);
+  client.batch([{ method: 'ping', onMetrics: (m) => { void m.response_size; } }]);
 
   const server = new JSONRPCServer<Api>(portTransport(port2));
   server

@@ -197,6 +197,10 @@ struct BatchEntry {
   std::string method;
   std::optional<json> params;
   CallCallback done;  // empty → notification
+  // This call's metrics, as CallOptions::on_metrics for a single call: just
+  // before `done`, when its answer carried them. Empty: the batch's
+  // CallOptions::on_metrics, if any, is called for this entry instead.
+  std::function<void(const ResponseMetrics&)> on_metrics;
 };
 
 // -- Events --------------------------------------------------------------
@@ -314,6 +318,12 @@ struct PeerOptions {
   // the core only carries (the "value" of $/weft/chunk and $/progress): the
   // host may leave it as a placeholder of its own instead of converting it.
   std::function<void(json& params, const char* keep)> inspect;
+  // Measures a chunk's value for PeerLimits::max_stream_chunk, written
+  // (Reply::write) or received ($/weft/chunk), as weft::chunk_size(value,
+  // stop) does. Empty: weft::chunk_size. A host whose values are
+  // placeholders (see `inspect`) measures the value the placeholder stands
+  // for, by the same rule; the core still decides what is too large.
+  std::function<std::size_t(const json& value, std::size_t stop)> chunk_size;
   // The current time, for the rare step that needs it outside a call that
   // carries `now`: a chunk or a progress value restarting a call's timeout.
   // Hosts supply it (Connection does); without it, timeouts are not restarted.
@@ -375,7 +385,8 @@ class Peer {
   Result<Id> call(std::string method, std::optional<json> params, CallCallback done,
                   CallOptions opts, Millis now);
   Result<void> notify(std::string method, std::optional<json> params);
-  // Sends all entries as one batch (§6); each callback settles separately.
+  // Sends all entries as one batch (§6); each callback settles separately,
+  // after its own metrics (BatchEntry::on_metrics, else opts.on_metrics).
   Result<std::vector<Id>> batch(std::vector<BatchEntry> entries, CallOptions opts, Millis now);
 
   // A streamed call (docs/streams.md): sends {"method":"$/weft/open",

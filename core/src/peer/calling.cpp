@@ -192,6 +192,9 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
       continue;
     }
     Id id = s.track(e.method, std::move(e.done), t, now);
+    // Metrics per entry, delivered as for a single call (settle).
+    if (e.on_metrics) s.pending.find(id.as_int())->second.on_metrics = std::move(e.on_metrics);
+    else if (opts.on_metrics) s.pending.find(id.as_int())->second.on_metrics = opts.on_metrics;
     ids.push_back(id);
     o.messages.emplace_back(Request{id, std::move(e.method), std::move(e.params)});
   }

@@ -194,6 +194,8 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void pump(std::uint64_t slot);
   // Queued chunks that will never be sent (cancel, close), to discard.
   void drop_chunks(StreamOut& out, const Id& id);
+  // A chunk's size for max_stream_chunk (PeerOptions::chunk_size).
+  std::size_t measure_chunk(const json& value, std::size_t stop) const;
 };
 
 // rpc.handshake's answer on the serving side (handshake.cpp).

@@ -210,7 +210,7 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
   else if (in->credit == 0) wrong = "more chunks than granted";
   else if (const std::size_t max = opts.limits.max_stream_chunk; max) {
     auto v = params->find("value");
-    if (const std::size_t n = v == params->end() ? 0 : chunk_size(*v, max); n > max)
+    if (const std::size_t n = v == params->end() ? 0 : measure_chunk(*v, max); n > max)
       wrong = "a chunk larger than max_stream_chunk (" + std::to_string(max) + " bytes)";
   }
   if (!wrong.empty()) {
@@ -234,6 +234,10 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
   auto f = in->on_chunk;  // copy: it may settle or cancel the call
   f(std::move(c));
   return true;
+}
+
+std::size_t PeerState::measure_chunk(const json& value, std::size_t stop) const {
+  return opts.chunk_size ? opts.chunk_size(value, stop) : weft::chunk_size(value, stop);
 }
 
 }  // namespace detail
@@ -304,7 +308,7 @@ Result<bool> Reply::write(json value, bool final, std::optional<std::uint64_t> t
   if (o.final_sent) return refuse(Error(code::kInvalidRequest, "stream: a chunk after the final one"));
   // The receiving side would fail the whole stream over an oversized chunk
   // (stream_control): refused here, the writer can still send smaller ones.
-  if (const std::size_t max = s->opts.limits.max_stream_chunk; max && chunk_size(value, max) > max)
+  if (const std::size_t max = s->opts.limits.max_stream_chunk; max && s->measure_chunk(value, max) > max)
     return refuse(Error(code::kInvalidRequest, "stream: the chunk is larger than max_stream_chunk (" +
                                                    std::to_string(max) + " bytes): split it"));
   if (o.queue.size() - o.head >= s->opts.limits.max_stream_queue)

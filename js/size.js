@@ -1,0 +1,75 @@
+// Sizes the core asks JavaScript for, because only JavaScript holds the
+// values (payloads stay JS values: wasm/payloads.h):
+//  * chunkSize: a stream chunk's value, measured by weft::chunk_size's rule
+//    (weft/peer.h, docs/streams.md "Limits") for PeerLimits::max_stream_chunk;
+//    the core compares it with the limit and refuses (streams.cpp);
+//  * utf8Length: the bytes of a response's JSON text, for its metrics'
+//    response_size (docs/protocol.md "Metrics"), as an encoder measures it.
+
+/**
+ * UTF-8 bytes of `s`, as TextEncoder writes it (a lone surrogate is U+FFFD,
+ * 3 bytes). Past `stop` it returns some count > stop without reading on.
+ */
+export function utf8Length(s, stop = Infinity) {
+  const len = s.length;
+  if (len > stop) return len;  // UTF-8 never has fewer bytes than UTF-16 units
+  let n = len;
+  for (let i = 0; i < len; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) { n += 1; continue; }
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < len) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) { n += 2; i++; continue; }  // a pair: 4 bytes for 2 units
+    }
+    n += 2;
+  }
+  return n;
+}
+
+const isBinary = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v) ||
+  (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer);
+
+/**
+ * weft::chunk_size for a JavaScript value: the bytes of its strings, binary
+ * data (ArrayBuffer, typed arrays, DataView, Blob) and object keys, plus 8
+ * for every other element, 1 per array element. A Map counts as its keys
+ * and values, a Set as its values; a value reached twice (structured clone
+ * sends it once) counts once. Counting stops once past `stop`.
+ */
+export function chunkSize(value, stop = Infinity) {
+  let n = 0;
+  const todo = [value];
+  let seen = null;
+  while (todo.length && n <= stop) {
+    const v = todo.pop();
+    if (typeof v === 'string') { n += utf8Length(v, stop - n); continue; }
+    if (v === null || typeof v !== 'object') { n += 8; continue; }
+    if (isBinary(v)) { n += v.byteLength; continue; }
+    if (typeof Blob === 'function' && v instanceof Blob) { n += v.size; continue; }
+    seen ??= new Set();
+    if (seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      n += v.length;
+      if (n > stop) break;
+      for (let i = 0; i < v.length; i++) todo.push(v[i]);
+    } else if (v instanceof Map) {
+      n += v.size;
+      if (n > stop) break;
+      for (const [k, x] of v) todo.push(k, x);
+    } else if (v instanceof Set) {
+      n += v.size;
+      if (n > stop) break;
+      for (const x of v) todo.push(x);
+    } else {
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
+        n += utf8Length(k) + 1;
+        if (n > stop) break;
+        todo.push(v[k]);
+      }
+    }
+  }
+  return n;
+}
