@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "json/release.h"
+#include "json/pool.h"
 #include "peer/state.h"
 #include "rpc/params.h"
 
@@ -195,7 +195,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   if (r.notification) {
     auto h = r.notify;  // copy: the handler may re-register itself
     WEFT_GUARDED(h(p), fail)
-    release(p);
+    object_pool().recycle(p);  // its map and nodes serve the next message
     return;
   }
   if (r.sync) {
@@ -203,7 +203,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     Result<json> out = Error(code::kInternalError, "Internal error");
     auto set = [&](Error e) { out = std::move(e); };
     WEFT_GUARDED(out = h(p), set)
-    release(p);
+    object_pool().recycle(p);  // its map and nodes serve the next message
     Response resp{answer ? *id : Id(), {}};
     if (out.ok()) resp.outcome = std::move(out.value());
     else resp.outcome = out.error();
