@@ -254,3 +254,28 @@ TEST_CASE("two endpoints with mismatched codecs stop trading errors", "[connecti
   }
   CHECK(rounds < 40);
 }
+
+// The parser builds params objects from maps and member nodes kept between
+// messages (core/src/json/pool.h); a call must see exactly its own members.
+TEST_CASE("by-name params of one call carry nothing into the next", "[connection][params]") {
+  End server(Framing::Ndjson, CodecKind::Json);
+  std::vector<json> seen;
+  server.conn->peer().method("f", SyncHandler([&](const json& p) -> Result<json> {
+    seen.push_back(p);
+    return json(nullptr);
+  }));
+  server.conn->feed(R"({"jsonrpc":"2.0","method":"f","params":{"a":1,"b":{"c":[1,2]}},"id":1})"
+                    "\n"
+                    R"({"jsonrpc":"2.0","method":"f","params":{"z":2,"z":3},"id":2})"
+                    "\n"
+                    R"({"jsonrpc":"2.0","method":"f","params":{},"id":3})"
+                    "\n"
+                    R"({"jsonrpc":"2.0","method":"f","params":{"b":true,"a":"x"},"id":4})"
+                    "\n",
+                    0);
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == json{{"a", 1}, {"b", {{"c", {1, 2}}}}});
+  CHECK(seen[1] == json{{"z", 3}});  // a repeated name: last wins
+  CHECK(seen[2] == json::object());
+  CHECK(seen[3] == json{{"a", "x"}, {"b", true}});
+}

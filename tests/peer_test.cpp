@@ -293,3 +293,36 @@ TEST_CASE("Id equality follows type and value", "[message]") {
   CHECK_FALSE(Id::from_json(json::array()).has_value());
   CHECK(Id::null() == Id());
 }
+
+// dispatch runs handlers in place; a registration replaced or removed by its
+// own handler is kept until that handler returns. The captures live on the
+// heap, so a handler destroyed mid-call would be a use after free (ASan).
+TEST_CASE("a handler may replace or remove its own method while it runs", "[peer][reentrancy]") {
+  Loop l;
+  const std::string tag(64, 'x');
+  l.peer->method("m", SyncHandler([&l, tag](const json&) -> Result<json> {
+    l.peer->method("m", SyncHandler([](const json&) -> Result<json> { return json("second"); }));
+    return json(tag.size());
+  }));
+  l.peer->method("gone", MethodHandler([&l, tag](json, Reply r, const CallInfo&) {
+    CHECK(l.peer->remove("gone"));
+    r.ok(tag.size());
+  }));
+  int notified = 0;
+  l.peer->notification("once", [&l, &notified, tag](const json&) {
+    l.peer->remove("once");
+    notified += static_cast<int>(tag.size());
+  });
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":2})");
+  l.in(R"({"jsonrpc":"2.0","method":"gone","id":3})");
+  l.in(R"({"jsonrpc":"2.0","method":"gone","id":4})");
+  l.in(R"({"jsonrpc":"2.0","method":"once"})");
+  l.in(R"({"jsonrpc":"2.0","method":"once"})");
+  REQUIRE(l.sent.size() == 4);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":64,"id":1})");
+  CHECK(l.sent[1] == R"({"jsonrpc":"2.0","result":"second","id":2})");
+  CHECK(l.sent[2] == R"({"jsonrpc":"2.0","result":64,"id":3})");
+  CHECK(l.sent[3] == R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found: gone"},"id":4})");
+  CHECK(notified == 64);
+}

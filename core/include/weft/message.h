@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -29,6 +30,24 @@ class Id {
   enum class Kind : std::uint8_t { Null, Int, Uint, Number, String };
 
   Id() = default;  // null
+  // Copies and moves touch the string only for the kinds that hold one: an
+  // id is copied and moved several times per message, and moving a
+  // std::string copies its short buffer even when it is empty.
+  Id(const Id& o) : kind_(o.kind_), i_(o.i_), u_(o.u_) {
+    if (has_text()) s_ = o.s_;
+  }
+  Id(Id&& o) noexcept : kind_(o.kind_), i_(o.i_), u_(o.u_) {
+    if (has_text()) s_ = std::move(o.s_);
+  }
+  Id& operator=(const Id& o) {
+    if (this != &o) assign(o.kind_, o.i_, o.u_, o.s_, o.has_text());
+    return *this;
+  }
+  Id& operator=(Id&& o) noexcept {
+    if (this != &o) assign(o.kind_, o.i_, o.u_, std::move(o.s_), o.has_text());
+    return *this;
+  }
+  ~Id() = default;
   // Makers: the null id, an integer, a string.
   static Id null() { return Id(); }
   static Id integer(std::int64_t v);
@@ -59,6 +78,17 @@ class Id {
   std::size_t hash() const;
 
  private:
+  // Number and String hold their text in s_; the other kinds leave it empty.
+  bool has_text() const { return kind_ == Kind::Number || kind_ == Kind::String; }
+  template <typename S>
+  void assign(Kind k, std::int64_t i, std::uint64_t u, S&& s, bool text) {
+    kind_ = k;
+    i_ = i;
+    u_ = u;
+    if (text) s_ = std::forward<S>(s);
+    else s_.clear();
+  }
+
   Kind kind_ = Kind::Null;
   std::int64_t i_ = 0;
   std::uint64_t u_ = 0;

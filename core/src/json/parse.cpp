@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "json/pool.h"
 #include "json/scan.h"
 #include "json/utf8.h"
 
@@ -152,6 +153,7 @@ class Parser {
   const char* e_;
   std::size_t max_depth_;
   EnvelopeSink& sink_;
+  ObjectPool& pool_ = object_pool();  // maps and nodes for the objects built
   // The open containers. The first levels live in the parser itself, so a
   // message of ordinary depth costs no allocation for them (the profile of
   // small calls showed this vector's one malloc per message).
@@ -272,7 +274,7 @@ bool Parser::open(bool object) {
   } else if (!slot_) {
     stack_.push_back(Frame{object ? Kind::SkipObject : Kind::SkipArray, nullptr, nullptr});
   } else if (object) {
-    *slot_ = json::object();
+    pool_.make_object(*slot_);
     stack_.push_back(Frame{Kind::Object, nullptr, slot_->get_ptr<json::object_t*>()});
   } else {
     *slot_ = json::array();
@@ -332,9 +334,7 @@ bool Parser::member_key() {
     want_ = sink_.want(key_);
     slot_ = want_ ? &value_ : nullptr;
   } else if (f.kind == Kind::Object) {
-    auto [it, fresh] = f.object->try_emplace(std::string(name));
-    if (!fresh) it->second = json();  // last wins
-    slot_ = &it->second;
+    slot_ = &pool_.member(*f.object, name);  // a repeat: last wins
   } else {
     slot_ = nullptr;
   }

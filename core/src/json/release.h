@@ -20,11 +20,14 @@ inline void release(nlohmann::json& v, int depth = 0) {
   if (depth < kOwnLevels) {
     if (v.is_object()) {
       auto& o = v.get_ref<nlohmann::json::object_t&>();
-      for (auto& member : o) release(member.second, depth + 1);
+      // Scalars need nothing: clear() destroys them.
+      for (auto& member : o)
+        if (member.second.is_structured()) release(member.second, depth + 1);
       o.clear();
     } else if (v.is_array()) {
       auto& a = v.get_ref<nlohmann::json::array_t&>();
-      for (auto& element : a) release(element, depth + 1);
+      for (auto& element : a)
+        if (element.is_structured()) release(element, depth + 1);
       a.clear();
     }
   }

@@ -26,6 +26,19 @@ void PeerState::drop(Response&& r) {
   opts.discard(std::move(o));
 }
 
+void PeerState::register_method(std::string name, Registered r) {
+  if (running > 0) remove_method(name);  // a running handler may be the one replaced
+  methods[std::move(name)] = std::move(r);
+}
+
+bool PeerState::remove_method(const std::string& name) {
+  auto it = methods.find(name);
+  if (it == methods.end()) return false;
+  if (running > 0) retired.push_back(methods.extract(it));
+  else methods.erase(it);
+  return true;
+}
+
 }  // namespace detail
 
 using detail::PeerState;
@@ -60,24 +73,24 @@ void Peer::method(std::string name, MethodHandler h, std::optional<ParamSpec> sp
                   std::string description) {
   auto r = make_registered(std::move(spec), std::move(description));
   r.async = std::move(h);
-  s_->methods[std::move(name)] = std::move(r);
+  s_->register_method(std::move(name), std::move(r));
 }
 
 void Peer::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec,
                   std::string description) {
   auto r = make_registered(std::move(spec), std::move(description));
   r.sync = std::move(h);
-  s_->methods[std::move(name)] = std::move(r);
+  s_->register_method(std::move(name), std::move(r));
 }
 
 void Peer::notification(std::string name, NotificationHandler h, std::optional<ParamSpec> spec) {
   auto r = make_registered(std::move(spec), {});
   r.notification = true;
   r.notify = std::move(h);
-  s_->methods[std::move(name)] = std::move(r);
+  s_->register_method(std::move(name), std::move(r));
 }
 
-bool Peer::remove(const std::string& name) { return s_->methods.erase(name) > 0; }
+bool Peer::remove(const std::string& name) { return s_->remove_method(name); }
 
 std::vector<MethodInfo> Peer::methods() const {
   std::vector<MethodInfo> out;

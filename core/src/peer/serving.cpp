@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "json/release.h"
+#include "json/pool.h"
 #include "peer/state.h"
 #include "rpc/params.h"
 
@@ -192,23 +192,23 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     p = std::move(*params);
   }
 
+  // The handler is called in place: one that re-registers or removes its
+  // own method meanwhile leaves the old registration in PeerState::retired.
+  const PeerState::Running running(s);
   if (r.notification) {
-    auto h = r.notify;  // copy: the handler may re-register itself
-    WEFT_GUARDED(h(p), fail)
-    release(p);
+    WEFT_GUARDED(r.notify(p), fail)
+    object_pool().recycle(p);  // its map and nodes serve the next message
     return;
   }
   if (r.sync) {
-    auto h = r.sync;
-    Result<json> out = Error(code::kInternalError, "Internal error");
-    auto set = [&](Error e) { out = std::move(e); };
-    WEFT_GUARDED(out = h(p), set)
-    release(p);
-    Response resp{answer ? *id : Id(), {}};
-    if (out.ok()) resp.outcome = std::move(out.value());
-    else resp.outcome = out.error();
+    std::optional<Result<json>> out;
+    auto set = [&](Error e) { out.emplace(std::move(e)); };
+    WEFT_GUARDED(out.emplace(r.sync(p)), set)
+    object_pool().recycle(p);  // its map and nodes serve the next message
+    Response resp = out->ok() ? Response{answer ? *id : Id(), std::move(out->value())}
+                              : Response{answer ? *id : Id(), out->error()};
     if (answer) return s.answer(batch, index, std::move(resp), started_us);
-    if (!out.ok()) fail(out.error());
+    if (!out->ok()) fail(out->error());
     s.drop(std::move(resp));  // §4.1: a notification is never answered
     return;
   }
@@ -233,13 +233,12 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
       s.serving_ids.emplace(*id, slot);
     }
   }
-  auto h = r.async;
   const CallInfo info{method, id};
   Reply reply = s.make_reply(slot);
   // If the handler throws, its Reply is destroyed while unwinding and answers
   // -32603 itself; nothing more to do here.
   auto ignore = [](Error) {};
-  WEFT_GUARDED(h(std::move(p), std::move(reply), info), ignore)
+  WEFT_GUARDED(r.async(std::move(p), std::move(reply), info), ignore)
 }
 
 }  // namespace detail

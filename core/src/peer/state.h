@@ -106,7 +106,28 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   explicit PeerState(PeerOptions o) : opts(std::move(o)) {}
 
   PeerOptions opts;
-  std::unordered_map<std::string, Registered> methods;
+  using Methods = std::unordered_map<std::string, Registered>;
+  Methods methods;
+  // Handlers run in place (dispatch), not from a copy of their std::function
+  // (a copy per call showed in the profile of small calls). A handler may
+  // re-register or remove its own method: while one runs (`running` > 0)
+  // the replaced registration's node is kept here, at its address, until the
+  // outermost handler has returned.
+  std::size_t running = 0;
+  std::vector<Methods::node_type> retired;
+  // RAII: a handler is running.
+  struct Running {
+    explicit Running(PeerState& s) : s_(s) { ++s_.running; }
+    ~Running() {
+      if (--s_.running == 0 && !s_.retired.empty()) s_.retired.clear();
+    }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+    PeerState& s_;
+  };
+  // Peer::method/notification/remove (see `retired`).
+  void register_method(std::string name, Registered r);
+  bool remove_method(const std::string& name);
   // Outgoing calls by id: every id this side makes is an integer.
   using PendingMap = std::unordered_map<std::int64_t, Pending>;
   PendingMap pending;

@@ -2,7 +2,10 @@
 // "Invalid params: Invalid method parameter(s)").
 #include "rpc/params.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace weft::detail {
 namespace {
@@ -84,23 +87,41 @@ Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
     return out;
   }
   if (!spec.by_name) return invalid("parameters must be given by position (an array)");
-  auto& obj = *params;  // classify() guarantees array or object
-  for (const auto& p : spec.params) {
-    auto it = obj.find(p.name);
-    if (it == obj.end()) {
+  // One pass over the members, each matched against the (few) declared names,
+  // rather than a map lookup per name plus a pass for unknown names: string
+  // compares on the std::map were most of this check's cost in the profile of
+  // small calls. The errors are the same and come in the same order: by
+  // declared parameter first, then the first unknown name in member order.
+  auto& obj = params->get_ref<json::object_t&>();  // classify() guarantees array or object
+  const std::size_t n = spec.params.size();
+  const json* local[16];
+  std::vector<const json*> more;
+  const json** found = local;
+  if (n > std::size(local)) {
+    more.resize(n);
+    found = more.data();
+  }
+  std::fill(found, found + n, nullptr);
+  const std::string* unknown = nullptr;
+  for (const auto& [key, value] : obj) {
+    bool known = false;
+    for (std::size_t i = 0; i < n; ++i)
+      if (spec.params[i].name == key) {
+        found[i] = &value;
+        known = true;
+      }
+    if (!known && !unknown) unknown = &key;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const Param& p = spec.params[i];
+    if (!found[i]) {
       if (p.required) return missing(p);
       continue;
     }
-    if (!matches(p.type, *it)) return wrong_type(p, *it);
+    if (!matches(p.type, *found[i])) return wrong_type(p, *found[i]);
   }
-  if (!spec.allow_extra) {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      bool known = false;
-      for (const auto& p : spec.params) known = known || p.name == it.key();
-      if (!known) return invalid("unknown parameter \"" + it.key() + "\"");
-    }
-  }
-  return std::move(obj);  // valid as given: handed over, not copied
+  if (unknown && !spec.allow_extra) return invalid("unknown parameter \"" + *unknown + "\"");
+  return std::move(*params);  // valid as given: handed over, not copied
 }
 
 }  // namespace weft::detail
