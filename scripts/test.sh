@@ -48,9 +48,9 @@ fi
 
 # The native suite again under AddressSanitizer + UndefinedBehaviorSanitizer
 # (leaks included): every ctest case and the host tests against the
-# sanitized CLI. No ThreadSanitizer run yet: the server runs one thread, the
-# client a resolver thread and (--session) a stdin reader, which hand over by
-# post() (docs/reliability.md). WEFT_SKIP_SANITIZE=1 skips the step.
+# sanitized CLI. WEFT_SKIP_SANITIZE=1 skips the step. ThreadSanitizer (the
+# client's resolver and stdin threads, docs/reliability.md) is another full
+# build, so it runs only on request: WEFT_TSAN=1 (scripts/tsan.sh).
 if [ "${WEFT_SKIP_SANITIZE:-0}" != 1 ]; then
   echo "== sanitizers: ASan + UBSan build (build-asan), ctest and the host tests"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
@@ -65,6 +65,11 @@ if [ "${WEFT_SKIP_SANITIZE:-0}" != 1 ]; then
   WEFT_BIN="$PWD/build-asan/native-host/weft" WEFT_SANITIZED=1 \
     node --test --test-concurrency=1 tests/host/*.test.mjs
   unset ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
+if [ "${WEFT_TSAN:-0}" = 1 ]; then
+  echo "== sanitizers: ThreadSanitizer (scripts/tsan.sh)"
+  JOBS="$JOBS" bash scripts/tsan.sh
 fi
 
 echo "== fuzzing (bounded)"
