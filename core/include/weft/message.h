@@ -36,13 +36,16 @@ class Id {
   Id(const Id& o) : kind_(o.kind_), i_(o.i_), u_(o.u_) {
     if (has_text()) s_ = o.s_;
   }
+  // Moves; the string only when the id holds text.
   Id(Id&& o) noexcept : kind_(o.kind_), i_(o.i_), u_(o.u_) {
     if (has_text()) s_ = std::move(o.s_);
   }
+  // Copy-assigns; the string only when `o` holds text.
   Id& operator=(const Id& o) {
     if (this != &o) assign(o.kind_, o.i_, o.u_, o.s_, o.has_text());
     return *this;
   }
+  // Move-assigns; the string only when `o` holds text.
   Id& operator=(Id&& o) noexcept {
     if (this != &o) assign(o.kind_, o.i_, o.u_, std::move(o.s_), o.has_text());
     return *this;
