@@ -13,7 +13,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { JSONRPCClient } from 'json-rpc-2.0';
 import { spawn } from 'node:child_process';
-import { WEFT_BIN, connectUnix, killAll, startServer, tempDir, within } from './helpers.mjs';
+import { WEFT_BIN, connectUnix, killAll, startServer, tempDir, track, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
 
 const T = { timeout: 30000 };
@@ -214,7 +214,7 @@ test('a client we did not write (npm json-rpc-2.0) takes the notice harmlessly a
 test('weft call --session across a reload: the call in flight is answered, a line read while draining gets -32005, a line after the restart is answered by the new server', T, async () => {
   const p = sockPath();
   const first = await startServer(['serve', '--unix', p, '--demo', '--reconnect-after', '200']);
-  const cli = spawn(WEFT_BIN, ['call', '--session', '--unix', p, '--verbose'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const cli = track(spawn(WEFT_BIN, ['call', '--session', '--unix', p, '--verbose'], { stdio: ['pipe', 'pipe', 'pipe'] }));
   let out = '';
   let err = '';
   cli.stdout.on('data', (d) => (out += d));

@@ -187,6 +187,14 @@ export function startServer(args, { env = {}, bin = WEFT_BIN, ready = /listening
   return within(10000, up, `start ${args.join(' ')}`).then(() => child);
 }
 
+// A child the test spawned itself: killAll() ends it too, so a failed test
+// cannot leave it holding the test file open (its stdin still a pipe).
+export function track(child) {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
 export function killAll() {
   for (const c of children) {
     try {

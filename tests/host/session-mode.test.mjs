@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 
-import { WEFT_BIN, demoServerFixture, repoRoot, runCli, startServer, within } from './helpers.mjs';
+import { WEFT_BIN, demoServerFixture, repoRoot, runCli, startServer, track, within } from './helpers.mjs';
 
 const { tmp, sock } = demoServerFixture('session.sock');
 
@@ -93,7 +93,7 @@ describe('weft call --session', () => {
     assert.equal(out.code, 0, out.stderr);
     assert.deepEqual(lines(out.stdout).map((m) => m.result), [3, 7]);
     // A pipe that delivers lines one at a time: each is answered before the next arrives.
-    const child = spawn(WEFT_BIN, ['call', '--session', '--unix', sock], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = track(spawn(WEFT_BIN, ['call', '--session', '--unix', sock], { stdio: ['pipe', 'pipe', 'pipe'] }));
     let stdout = '';
     let waiter = null;
     const count = () => stdout.trim().split('\n').filter(Boolean).length;
