@@ -141,10 +141,14 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // to 128,627 gzipped (+1,167) and weft_abi.js to 1,112; onMetrics and
 // js/size.js (chunk values measured by weft::chunk_size's rule) the glue to
 // 25,551 as one, 32,182 file by file (23 files).
+// Raised for the small-call work in the core (bench/README.md, "Small calls,
+// third pass": handlers called in place with retired handlers kept, cheaper
+// id copies, the params pool, compiled in but keeping nothing in the module):
+// weft.wasm 129,348 (+721).
 const BUDGET = {
   'JS glue, js/**/*.js gzipped as one': 26000,
   'JS glue, js/**/*.js gzipped file by file': 32500,
-  'dist/weft.wasm': 129000,
+  'dist/weft.wasm': 130000,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1150,
 };

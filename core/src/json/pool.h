@@ -74,8 +74,16 @@ class ObjectPool {
   }
 
  private:
+#ifdef __EMSCRIPTEN__
+  // The module keeps nothing: its calls arrive as objects, not JSON text, so
+  // a pool would only hold memory that the endpoint promises to give back
+  // (the wasm heap returns to its baseline: tests/js/boundary-fuzz.test.mjs).
+  static constexpr std::size_t kMaxNodes = 0;
+  static constexpr std::size_t kMaxObjects = 0;
+#else
   static constexpr std::size_t kMaxNodes = 256;
   static constexpr std::size_t kMaxObjects = 64;
+#endif
   static constexpr std::size_t kMaxKeyCapacity = 64;
 
   // `node`'s value is null.
