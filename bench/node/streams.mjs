@@ -4,6 +4,7 @@
 // protocol and no flow control — in the same run, alternating, medians.
 import { JSONRPCClient, JSONRPCServer, portTransport } from '../../js/index.js';
 import { median } from '../lib/stats.mjs';
+import { pathToFileURL } from 'node:url';
 
 const CHUNK = 64 * 1024;
 
@@ -62,4 +63,12 @@ export async function runStreams(cfg, log) {
     `| weft client.stream(), highWaterMark 16 (credit-based flow control) | ${mb(median(weft))} | ${median(ratio).toFixed(2)}× |`,
     '',
   ];
+}
+
+// Run alone: `node bench/node/streams.mjs [MiB] [reps]` (default 1024 MiB, 5 repetitions),
+// the same rows `npm run bench` prints in its "streaming" section.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const mib = Number(process.argv[2] ?? 1024), reps = Number(process.argv[3] ?? 5);
+  const lines = await runStreams({ streamBytes: mib * 2 ** 20, reps }, console.log);
+  console.log(lines.join('\n'));
 }
