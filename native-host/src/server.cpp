@@ -65,7 +65,9 @@ struct Server::Impl {
   // WebSocket and HTTP peers through the Hub.
   void install(Peer& p) {
     if (opts.builtins) {
-      register_builtins(p, started, opts.title, [this] { return json{{"connections", connection_count()}}; });
+      register_builtins(p, started, opts.title, [this] {
+        return json{{"connections", connection_count()}, {"in_flight", in_flight_count()}};
+      });
     }
     for (auto& f : setups) f(p);
   }
@@ -76,6 +78,13 @@ struct Server::Impl {
 
   detail::Hub hub() {
     return detail::Hub{io, opts, [this](Peer& p) { install(p); }, opts.log};
+  }
+
+  // Requests being served, on every listener (HTTP: in its sessions).
+  std::size_t in_flight_count() {
+    std::size_t n = (ws ? ws->in_flight() : 0) + (http ? http->in_flight() : 0);
+    for (auto& [raw, s] : sessions) n += s->peer().in_flight();
+    return n;
   }
 
   bool all_closed() const {

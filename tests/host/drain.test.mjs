@@ -222,12 +222,12 @@ test('weft call --session across a reload: the call in flight is answered, a lin
   const exited = new Promise((r) => cli.once('close', (code) => r(code)));
   const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   cli.stdin.write('sleep {"ms": 800}\n');
-  // The session's first request leaves with its connection: once the server
-  // counts it (ours is the other one), the sleep is in flight.
+  // The session connects before it reads its first line, so the sleep is in
+  // flight only once the server counts it (rpc.ping's in_flight).
   const side = await connectUnix(p);
   await within(10000, (async () => {
-    while ((await side.client.request('rpc.ping')).result.connections < 2);
-  })(), 'the session connected');
+    while ((await side.client.request('rpc.ping')).result.in_flight < 1);
+  })(), 'the sleep in flight');
   side.socket.destroy();
   first.kill('SIGHUP');
   await when(cli.stderr, 'data', () => /server draining \(reload\)/.test(err), 'the client saw the notice');
@@ -239,15 +239,40 @@ test('weft call --session across a reload: the call in flight is answered, a lin
   assert.equal(await within(10000, exited, 'session end'), 1);  // the -32005 line is an error answer
   const got = lines();
   assert.equal(got.length, 3);
-  // The connection is counted before its first line is read: a slow
-  // (sanitized) server may read the sleep after SIGHUP, and then refuses it
-  // like any request that arrives while draining.
-  if (got[0].error) assert.deepEqual(got[0].error.data, { retry_after: 200, reason: 'reload' });
-  else assert.deepEqual(got[0], { jsonrpc: '2.0', result: 800, id: 1 });
+  assert.deepEqual(got[0], { jsonrpc: '2.0', result: 800, id: 1 });
   assert.equal(got[1].id, 2);
   assert.equal(got[1].error.code, -32005);
   assert.deepEqual(got[1].error.data, { retry_after: 200, reason: 'reload' });
   assert.deepEqual(got[2], { jsonrpc: '2.0', result: ['after'], id: 3 });
   second.kill('SIGTERM');
   await within(10000, second.exited, 'second server exit');
+});
+
+test('rpc.ping counts the requests being served on every listener (in_flight): a Unix connection, a WebSocket and a Streamable HTTP session', T, async () => {
+  const p = sockPath();
+  const s = await startWeb(['--unix', p, '--ws', '127.0.0.1:0', '--http', '127.0.0.1:0', '--demo']);
+  const { client, socket } = await connectUnix(p);
+  const ping = async () => (await within(5000, client.request('rpc.ping'), 'ping')).result;
+  track(s.proc);
+  assert.equal((await ping()).in_flight, 0);  // the ping is answered in place
+  const ws = new WebSocket(s.ws);
+  await within(5000, new Promise((r, j) => { ws.once('open', r); ws.once('error', j); }), 'open');
+  const wsAnswer = new Promise((r) => ws.once('message', (d) => r(JSON.parse(String(d)))));
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 1500 } }));
+  const post = (body, sid) => fetch(s.http, {
+    method: 'POST',
+    headers: { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json', ...(sid ? { 'Mcp-Session-Id': sid } : {}) },
+    body: JSON.stringify(body),
+  });
+  const init = await post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' });
+  const sid = init.headers.get('mcp-session-id');
+  await init.text();
+  const httpAnswer = post({ jsonrpc: '2.0', id: 2, method: 'sleep', params: { ms: 1500 } }, sid).then((r) => r.text());
+  await within(10000, (async () => { while ((await ping()).in_flight < 2); })(), 'both sleeps in flight');
+  assert.equal((await within(5000, wsAnswer, 'ws answer')).result, 1500);
+  assert.match(await within(5000, httpAnswer, 'http answer'), /"result":1500/);
+  assert.equal((await ping()).in_flight, 0);
+  ws.close();
+  socket.destroy();
+  assert.deepEqual(await s.stop('SIGTERM'), { code: 0, signal: null });
 });

@@ -124,6 +124,11 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
   explicit HttpService(Hub hub) : AcceptorLoop(std::move(hub), "http", "http-conn#") {}
 
   std::size_t connections() const override { return sessions_.size(); }
+  std::size_t in_flight() const override {
+    std::size_t n = 0;
+    for (auto& [id, s] : sessions_) n += s->peer().in_flight();
+    return n;
+  }
 
   void drain(Millis deadline, const DrainNotice& notice) override {
     stop_accepting();

@@ -35,6 +35,8 @@ class WebService {
   virtual std::uint16_t port() const = 0;
   // Open connections (WebSocket) or live sessions (HTTP).
   virtual std::size_t connections() const = 0;
+  // Requests being served on them, not yet answered (rpc.ping's in_flight).
+  virtual std::size_t in_flight() const = 0;
   // Stop accepting; every open peer announces `notice` ($/weft/drain) and
   // answers new requests -32005; requests in flight may finish until
   // `deadline`, then everything is closed. on_idle runs once nothing is left open.

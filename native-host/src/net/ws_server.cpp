@@ -43,6 +43,7 @@ class WsConn : public std::enable_shared_from_this<WsConn> {
   void drain(Millis deadline, const DrainNotice& notice);
   void close_now();
   bool finished() const { return finished_; }
+  std::size_t in_flight() const { return peer_ ? peer_->in_flight() : 0; }
 
  private:
   void on_request(beast::error_code ec);
@@ -81,6 +82,11 @@ class WsService final : public AcceptorLoop<WsService, WsConn> {
   explicit WsService(Hub hub) : AcceptorLoop(std::move(hub), "ws", "ws#") {}
 
   std::size_t connections() const override { return open_connections(); }
+  std::size_t in_flight() const override {
+    std::size_t n = 0;
+    for (auto& c : snapshot()) n += c->in_flight();
+    return n;
+  }
 
   // An upgraded connection is sent $/weft/drain, answers new requests
   // -32005 and what is in flight normally, then closes with 1001 (going
