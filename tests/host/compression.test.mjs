@@ -6,11 +6,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 
-import { killAll, runCli, startServer, tempDir, within } from './helpers.mjs';
+import { killAll, runCli, startServer, tempDir, within, ZSTD_MAGIC, zstdTool } from './helpers.mjs';
 
-const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
 const tmp = tempDir();
 const sock = path.join(tmp.dir, 'z.sock');
 const small = path.join(tmp.dir, 'small.sock');
@@ -25,12 +23,6 @@ after(() => {
   killAll();
   tmp.cleanup();
 });
-
-function zstdTool(args, input) {
-  const r = spawnSync('zstd', args, { input, maxBuffer: 64 << 20 });
-  assert.equal(r.status, 0, `zstd ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
-}
 
 // A len32be client keeping payloads as bytes: compressed ones are inflated by
 // the zstd tool before they are parsed.

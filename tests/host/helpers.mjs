@@ -1,5 +1,5 @@
 // Shared helpers for the native-host integration tests (not a test file).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -26,6 +26,16 @@ export function within(ms, promise, what = 'operation') {
     t = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(t));
+}
+
+// ---- zstd (docs/framing.md "Compression") ----------------------------------
+// The zstd frame magic number (RFC 8878 §3.1.1), and the zstd command-line
+// tool: a compressor we did not write, run on `input` with `args`.
+export const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+export function zstdTool(args, input) {
+  const r = spawnSync('zstd', args, { input, maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`zstd ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
 }
 
 // ---- framing ---------------------------------------------------------------
