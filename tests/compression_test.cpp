@@ -276,4 +276,72 @@ TEST_CASE("compression: a payload that does not shrink goes out as it is", "[com
   CHECK_FALSE(detail::is_zstd_frame(sent[0]));
 }
 
+// Compressor: the same rules for the hosts' message transports (WebSocket
+// frames, HTTP bodies), which have no Connection around them.
+
+TEST_CASE("Compressor Z2: a payload over 1 KiB that shrinks is compressed, one of 1 KiB or less is not", "[compression]") {
+  Compressor c({"zstd"});
+  REQUIRE(c.enabled());
+  std::string out = "head";
+  CHECK_FALSE(c.compress(std::string(kCompressOver, 'a'), out));
+  CHECK(out == "head");
+  REQUIRE(c.compress(std::string(kCompressOver + 1, 'a'), out));
+  CHECK(out.substr(0, 4) == "head");
+  CHECK(Compressor::is_compressed(std::string_view(out).substr(4)));
+  std::string back;
+  REQUIRE(c.decompress(std::string_view(out).substr(4), 1 << 20, back).ok());
+  CHECK(back == std::string(kCompressOver + 1, 'a'));
+}
+
+TEST_CASE("Compressor Z2: a payload that does not shrink is left as it is", "[compression]") {
+  Compressor c({"zstd"});
+  std::string noise(3000, '\0');
+  std::uint32_t x = 777;
+  for (auto& b : noise) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<char>(x >> 24);
+  }
+  std::string out;
+  CHECK_FALSE(c.compress(noise, out));
+  CHECK(out.empty());
+}
+
+TEST_CASE("Compressor: offers only what this build has, and is agreed only on zstd", "[compression]") {
+  Compressor none({"brotli", "none"});
+  CHECK_FALSE(none.enabled());
+  Handshake h;
+  h.capabilities = {"streams", "compression"};
+  Handshake o = none.offer(h);
+  CHECK(o.capabilities == std::vector<std::string>{"streams"});
+  CHECK(o.compression_preference.empty());
+  std::string out;
+  CHECK_FALSE(none.compress(std::string(5000, 'a'), out));
+
+  Compressor z({"zstd", "brotli", "zstd"});
+  CHECK(z.algorithms() == std::vector<std::string>{"zstd"});
+  Handshake zo = z.offer(Handshake{});
+  CHECK(zo.capabilities == std::vector<std::string>{"compression"});
+  CHECK(zo.compression_preference == std::vector<std::string>{"zstd"});
+  Handshake agreed;
+  CHECK_FALSE(z.agreed(std::nullopt));
+  CHECK_FALSE(z.agreed(agreed));
+  agreed.compression_used = "zstd";
+  CHECK(z.agreed(agreed));
+  CHECK_FALSE(none.agreed(agreed));
+}
+
+TEST_CASE("Compressor Z4, Z5: a bomb is refused -32600 naming the bound, a corrupt frame -32700", "[compression]") {
+  Compressor c({"zstd"});
+  std::string out;
+  auto r = c.decompress(zstd_frame(std::string(1 << 20, ' '), false), 100000, out);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kInvalidRequest);
+  CHECK(r.error().message == "Invalid Request: decompressed frame exceeds 100000 bytes (max_frame)");
+  const std::string good = zstd_frame(R"({"jsonrpc":"2.0","method":"x"})");
+  r = c.decompress(good.substr(0, good.size() - 2), 100000, out);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kParseError);
+  CHECK(r.error().message.rfind("Parse error: compressed frame: ", 0) == 0);
+}
+
 #endif  // WEFT_HAVE_ZSTD

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "framing/zstd.h"
 #include "json/parse.h"
 
 namespace weft {
@@ -17,25 +16,24 @@ struct Connection::Impl final : FrameHandler {
   std::string frame;  // reused: frame header room, then the encoded message
   std::size_t error_run = 0;  // undecodable frames in a row
   Incoming spare;             // the last frame's Incoming, its vector reused
-  // Compression (docs/framing.md "Compression"): the algorithms this side can
-  // use (ConnectionOptions::compression, filtered), whether zstd is one, the
-  // contexts, and buffers reused for compressed frames.
-  std::vector<std::string> algorithms;
+  // Compression (docs/framing.md "Compression"): what this side can use
+  // (ConnectionOptions::compression, filtered) with its contexts, and
+  // buffers reused for compressed frames.
+  Compressor comp;
   bool zstd = false;
-  detail::Zstd z;
   std::string zframe, plain;
 
-  explicit Impl(ConnectionOptions o) : opts(std::move(o)) {
+  // Z1: only length-prefixed frames carry binary payloads as they are:
+  // NDJSON cannot hold one, and LSP declares its payload to be JSON text.
+  static std::vector<std::string> usable(const ConnectionOptions& o) {
+    const bool binary = o.framing == Framing::Len32Be || o.framing == Framing::Len32Le;
+    return binary ? o.compression : std::vector<std::string>{};
+  }
+
+  explicit Impl(ConnectionOptions o) : opts(std::move(o)), comp(usable(opts)) {
     decoder = make_decoder(opts.framing, opts.framing_limits);
     codec = make_codec(opts.codec, opts.codec_limits);
-    // Only length-prefixed frames carry binary payloads as they are: NDJSON
-    // cannot hold one, and LSP declares its payload to be JSON text.
-    const bool binary = opts.framing == Framing::Len32Be || opts.framing == Framing::Len32Le;
-    for (const auto& a : opts.compression)
-      if (binary && compression_available(a) &&
-          std::find(algorithms.begin(), algorithms.end(), a) == algorithms.end())
-        algorithms.push_back(a);
-    zstd = !algorithms.empty();
+    zstd = comp.enabled();
     PeerOptions po;
     po.limits = opts.peer_limits;
     po.default_timeout = opts.default_timeout;
@@ -44,25 +42,11 @@ struct Connection::Impl final : FrameHandler {
     po.on_drain = opts.on_drain;
     po.clock = [this] { return now; };  // the time of the feed/advance in progress
     po.clock_us = opts.clock_us;
-    if (opts.handshake) po.handshake = offer(*opts.handshake);
+    if (opts.handshake) po.handshake = comp.offer(*opts.handshake);
     peer = std::make_unique<Peer>(std::move(po));
   }
 
-  // `h` with this side's compression: the usable algorithms and, when there
-  // are any, the "compression" capability.
-  Handshake offer(Handshake h) const {
-    auto& caps = h.capabilities;
-    caps.erase(std::remove(caps.begin(), caps.end(), "compression"), caps.end());
-    if (!algorithms.empty()) caps.push_back("compression");
-    h.compression_preference = algorithms;
-    h.compression_used.clear();
-    return h;
-  }
-
-  bool compressing() const {
-    const auto& a = peer->agreed();
-    return zstd && a && a->compression_used == "zstd";
-  }
+  bool compressing() const { return zstd && comp.agreed(peer->agreed()); }
 
   // The message is encoded after room for the frame header and framed where
   // it lies (framing.h, frame_in_place): a large answer is not copied again
@@ -82,11 +66,10 @@ struct Connection::Impl final : FrameHandler {
     }
     std::string* framed = &frame;
     if (zstd && frame.size() - kFrameHeadroom > kCompressOver && compressing()) {
-      // Sent compressed only when that is smaller (the receiver tells the
-      // two apart by the zstd magic number either way).
+      // Z2: compressed when that is smaller (Compressor::compress).
       zframe.assign(kFrameHeadroom, '\0');
       const std::string_view payload(frame.data() + kFrameHeadroom, frame.size() - kFrameHeadroom);
-      if (z.compress(payload, zframe) && zframe.size() < frame.size()) framed = &zframe;
+      if (comp.compress(payload, zframe)) framed = &zframe;
     }
     const std::string_view bytes = frame_in_place(opts.framing, *framed);
     if (opts.write) opts.write(bytes);
@@ -113,7 +96,7 @@ struct Connection::Impl final : FrameHandler {
   }
 
   void on_frame(std::string_view payload) override {
-    if (zstd && detail::is_zstd_frame(payload)) return on_compressed(payload);
+    if (zstd && Compressor::is_compressed(payload)) return on_compressed(payload);
     decode(payload);
   }
 
@@ -122,7 +105,7 @@ struct Connection::Impl final : FrameHandler {
   // 1 MiB: one large frame does not pin its size for the connection's life.
   void on_compressed(std::string_view payload) {
     std::string text = std::move(plain);
-    if (Result<void> r = z.decompress(payload, opts.framing_limits.max_frame, text); !r)
+    if (Result<void> r = comp.decompress(payload, opts.framing_limits.max_frame, text); !r)
       return undecodable(r.error());
     decode(text);
     if (text.capacity() <= (std::size_t{1} << 20)) plain = std::move(text);
@@ -194,14 +177,10 @@ void Connection::advance(Millis now) {
 
 Result<Id> Connection::handshake(Handshake mine, std::function<void(Result<Handshake>)> done, CallOptions opts,
                                  Millis now) {
-  return impl_->peer->handshake(impl_->offer(std::move(mine)), std::move(done), std::move(opts), now);
+  return impl_->peer->handshake(impl_->comp.offer(std::move(mine)), std::move(done), std::move(opts), now);
 }
 
 bool Connection::compressing() const { return impl_->compressing(); }
-
-bool compression_available(std::string_view algorithm) {
-  return algorithm == "zstd" && detail::zstd_built();
-}
 
 void Connection::close(std::optional<Error> reason) { impl_->peer->close(std::move(reason)); }
 

@@ -17,7 +17,7 @@
 //                           server=NAME: the C++ example NAME, given the socket as argv[1]);
 //                           the lines after it are its stdout+stderr (… matches anything).
 //                           socket=PATH (default /tmp/weft.sock) is replaced by a temp path.
-//                           flags=A,B: more `weft serve` flags for server=demo.
+//                           flags=A,B: more `weft serve` flags for server=demo and listen=.
 //                           listen=ws://HOST:PORT or http://HOST:PORT: against `weft serve
 //                           --ws`/`--http` (with --demo) on a free port instead; HOST:PORT in
 //                           the commands becomes the real one.
@@ -426,7 +426,8 @@ export async function runTranscript(ex, servers = {}) {
   };
   if (ex.attrs.listen) {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-docs-'));
-    try { await withListener(ex, [], (from, to) => steps(from, to, tmp)); } finally { fs.rmSync(tmp, { recursive: true, force: true }); }
+    const flags = (ex.attrs.flags ?? '').split(',').filter(Boolean);
+    try { await withListener(ex, flags, (from, to) => steps(from, to, tmp)); } finally { fs.rmSync(tmp, { recursive: true, force: true }); }
   } else {
     await withServer(ex, servers, (socket, tmp) => steps(ex.attrs.socket ?? '/tmp/weft.sock', socket, tmp));
   }

@@ -1,5 +1,6 @@
 // Shared helpers for the native-host integration tests (not a test file).
-import { spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -26,6 +27,39 @@ export function within(ms, promise, what = 'operation') {
     t = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(t));
+}
+
+// ---- zstd (docs/framing.md "Compression") ----------------------------------
+// The zstd frame magic number (RFC 8878 §3.1.1), and the zstd command-line
+// tool: a compressor we did not write, run on `input` with `args`.
+export const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+export function zstdTool(args, input) {
+  const r = spawnSync('zstd', args, { input, maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`zstd ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+// docs/framing.md Z4, Z5 on any transport, after compression was agreed on
+// it: `send(bytes)` sends one payload, `next()` resolves with the next answer
+// as { msg }. A zstd bomb (1 MiB of spaces in under 1,000 bytes) is refused
+// -32600 naming `bound`, a frame cut short -32700, each with id null, and
+// the connection still answers after both.
+export async function checkZstdRefusals({ send, next }, bound) {
+  const bomb = zstdTool(['-c', '-q', '-19'], Buffer.alloc(1 << 20, 0x20));
+  assert.ok(bomb.length < 1000);
+  send(bomb);
+  const a = (await next()).msg;
+  assert.equal(a.id, null);
+  assert.equal(a.error.code, -32600);
+  assert.equal(a.error.message, `Invalid Request: decompressed frame exceeds ${bound} bytes (max_frame)`);
+  const good = zstdTool(['-c', '-q'], Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'subtract', params: [5, 3] })));
+  send(good.subarray(0, good.length - 2));
+  const b = (await next()).msg;
+  assert.equal(b.id, null);
+  assert.equal(b.error.code, -32700);
+  assert.match(b.error.message, /^Parse error: compressed frame: /);
+  send(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'subtract', params: [5, 3] })));
+  assert.equal((await next()).msg.result, 2);
 }
 
 // ---- framing ---------------------------------------------------------------

@@ -49,13 +49,13 @@ function post(url, body, headers = {}) {
   return { status: Number(lines[0].split(' ')[1]), headers: h, body: rest.join('\r\n\r\n') };
 }
 
-test('WebSocket: --handshake serves rpc.handshake, agreeing on what both list, never compression', T, async () => {
+test('WebSocket: --handshake serves rpc.handshake, agreeing on what both list; compression only with --compress', T, async () => {
   const c = await openWs(srv.ws);
   c.send(offer(['streams', 'metrics', 'compression', 'telepathy'], { compression_preference: ['zstd'] }));
   const a = await c.next();
   assert.equal(a.id, 1);
   assert.deepEqual(a.result.capabilities, ['streams', 'metrics']);
-  assert.equal(a.result.compression_used, undefined, 'a WebSocket frame is not ours to compress');
+  assert.equal(a.result.compression_used, undefined, 'not without --compress zstd (web-compression.test.mjs)');
   assert.match(a.result.session, /^ws#\d+$/);
   assert.equal(a.result.limits.max_in_flight, 1000);
   c.ws.close();

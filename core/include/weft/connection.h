@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "weft/codec.h"
+#include "weft/compression.h"
 #include "weft/framing.h"
 #include "weft/peer.h"
 
@@ -64,13 +65,6 @@ struct ConnectionOptions {
   // (docs/framing.md, "Compression").
   std::vector<std::string> compression;
 };
-
-// Payloads larger than this are compressed once compression is agreed
-// (docs/framing.md "Compression": frames over 1 KiB).
-inline constexpr std::size_t kCompressOver = 1024;
-
-// Whether this build can compress with `algorithm` ("zstd": libzstd found).
-bool compression_available(std::string_view algorithm);
 
 // A Peer over one byte stream (see the top of this file).
 class Connection {

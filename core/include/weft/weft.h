@@ -9,6 +9,7 @@
 #pragma once
 
 #include "weft/codec.h"
+#include "weft/compression.h"
 #include "weft/connection.h"
 #include "weft/error.h"
 #include "weft/framing.h"

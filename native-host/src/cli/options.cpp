@@ -91,7 +91,9 @@ std::string usage(Command c) {
              "  --handshake        serve rpc.handshake (streams, progress, drain) on every listener\n"
              "  --metrics          also agree on \"metrics\": answers carry processing time and size\n"
              "  --compress zstd    also agree on zstd compression of frames over 1 KiB\n"
-             "                     (--framing len32be/len32le only)\n"
+             "                     (--framing len32be/len32le, and --ws in binary frames);\n"
+             "                     --http: take Content-Encoding: zstd bodies, and zstd-encode\n"
+             "                     JSON answers over 1 KiB when Accept-Encoding allows it\n"
              "\n"
              "  --ws [HOST:]PORT   WebSocket: one message per frame; JSON in text frames, MessagePack\n"
              "                     in binary frames with the subprotocol weft.msgpack (HOST 127.0.0.1)\n"
@@ -162,7 +164,8 @@ std::string usage(Command c) {
       if (call)
         s += "  --metrics          offer rpc.handshake with \"metrics\"; print the answer's metrics\n"
              "                     to stderr as: metrics {\"processing_time_us\":N,\"response_size\":N}\n"
-             "  --compress zstd    offer zstd compression in rpc.handshake (len32 framings only)\n"
+             "  --compress zstd    offer zstd compression in rpc.handshake (len32 framings, ws://);\n"
+             "                     http://: send Accept-Encoding: zstd and inflate such answers\n"
              "\n";
       s += call ? "Exit: 0 result (stdout), 1 error response (JSON on stderr), 2 usage,\n"
                   "      3 connection failure, 4 timeout. --session: the highest of its answers' codes.\n"

@@ -11,8 +11,13 @@
 // `Mcp-Session-Id` from a response is sent on every later request, and so is
 // `MCP-Protocol-Version` once an `initialize` result names it. With a session,
 // a GET opens the server's own SSE stream (405: the server has none), resumed
-// with Last-Event-ID. shutdown() ends the session with DELETE.
+// with Last-Event-ID. shutdown() ends the session with DELETE. With
+// ClientConfig::compression holding zstd, POSTs say `Accept-Encoding: zstd`
+// and a zstd-encoded answer is inflated within max_frame (RFC 9110 §8.4;
+// docs/transports.md, "Compression").
 // POSTs run on up to kMaxParallel keep-alive connections; more wait in order.
+#include <algorithm>
+#include <cctype>
 #include <deque>
 #include <limits>
 #include <set>
@@ -26,8 +31,9 @@
 
 #include "client/link.h"
 #include "client/sse.h"
-#include "weft/host/server.h"
 #include "weft/codec.h"
+#include "weft/compression.h"
+#include "weft/host/server.h"
 
 namespace weft::host::detail {
 
@@ -63,7 +69,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
  public:
   HttpLink(boost::asio::io_context& io, const Address& a, const ClientConfig& cfg, LinkHooks hooks)
       : io_(io), a_(a), cfg_(cfg), hooks_(std::move(hooks)), resolver_(io), get_timer_(io),
-        codec_(make_codec(CodecKind::Json, cfg.codec_limits)) {
+        codec_(make_codec(CodecKind::Json, cfg.codec_limits)), comp_(cfg.compression) {
     PeerOptions po;
     po.limits = cfg.peer_limits;
     po.send = [this](Outgoing&& o) { post_message(std::move(o)); };
@@ -119,18 +125,16 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
 
   // ClientConfig::handshake: its POST is the first (it starts the MCP
   // session); the link counts as opened once it is answered.
+  // No compression in it: HTTP negotiates its own (Accept-Encoding).
   void offer_handshake() {
-    auto failed = send_handshake(
-        io_, [this](HandshakeDone done) { return peer_->handshake(*cfg_.handshake, std::move(done), {}, now_ms()); },
-        [w = weak_from_this()](std::optional<Error> e) {
-          auto self = w.lock();
-          if (!self || self->closing_) return;
-          if (e) return self->close(*e);
-          if (self->hooks_.opened) self->hooks_.opened();
-          self->pump();
-        });
-    if (failed) return close(*failed);
-    pump();
+    Handshake h = *cfg_.handshake;
+    h.capabilities.erase(std::remove(h.capabilities.begin(), h.capabilities.end(), "compression"),
+                         h.capabilities.end());
+    h.compression_preference.clear();
+    offer_handshake_on(
+        io_, shared_from_this(),
+        [this, h = std::move(h)](HandshakeDone done) { return peer_->handshake(h, std::move(done), {}, now_ms()); },
+        hooks_.opened);
   }
 
   void connect_failed(const beast::error_code& ec) {
@@ -168,6 +172,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
     ex->req = request(http::verb::post);
     ex->req.set(http::field::content_type, "application/json");
     ex->req.set(http::field::accept, "application/json, text/event-stream");
+    if (comp_.enabled()) ex->req.set(http::field::accept_encoding, "zstd");
     codec_->encode(o, ex->req.body());
     ex->req.prepare_payload();
     waiting_.push_back(std::move(ex));
@@ -305,7 +310,9 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
       if (self->closing_) return;
       if (ec2) return self->transport_error(ex, "read: " + ec2.message());
       std::string body = std::move(ex->parser.get().body());
-      if (status == 200 && type.rfind("application/json", 0) == 0) {
+      if (auto decoded = self->decode_content(ex->parser.get(), body); !decoded) {
+        self->reject(ex, decoded.error().message);
+      } else if (status == 200 && type.rfind("application/json", 0) == 0) {
         self->deliver(ex, body);
       } else if (status != 202 && status != 204 && !(status == 200 && body.empty())) {
         self->reject(ex, "HTTP " + std::to_string(status) + " " +
@@ -349,6 +356,23 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
       }
       self->read_sse_more(ex, sse);
     });
+  }
+
+  // RFC 9110 §8.4: a body in a content coding is decoded first; only zstd
+  // is asked for, and it is inflated within max_frame (docs/framing.md Z4, Z5).
+  Result<void> decode_content(const http::response<http::string_body>& res, std::string& body) {
+    auto ce = res.find(http::field::content_encoding);
+    if (ce == res.end()) return {};
+    std::string coding(ce->value());
+    for (auto& ch : coding) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (coding == "identity") return {};
+    if (coding != "zstd" || !comp_.enabled())
+      return Error(code::kClosed, "answer in Content-Encoding '" + std::string(ce->value()) + "', which was not asked for");
+    std::string plain;
+    if (auto r = comp_.decompress(body, cfg_.framing_limits.max_frame, plain); !r)
+      return Error(code::kClosed, "zstd answer: " + r.error().message);
+    body = std::move(plain);
+    return {};
   }
 
   // Messages from the server for `ex`: the Peer gets each document.
@@ -493,6 +517,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
   tcp::resolver::results_type endpoints_;
   boost::asio::steady_timer get_timer_;
   std::unique_ptr<Codec> codec_;
+  Compressor comp_;  // ClientConfig::compression: zstd answers are asked for and inflated
   std::unique_ptr<Peer> peer_;
   std::deque<std::shared_ptr<Exchange>> waiting_;
   std::set<std::shared_ptr<Exchange>> active_;

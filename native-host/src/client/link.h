@@ -73,6 +73,12 @@ std::optional<Error> send_handshake(boost::asio::io_context& io,
                                     const std::function<Result<Id>(HandshakeDone)>& send,
                                     std::function<void(std::optional<Error>)> answered);
 
+// send_handshake on a link whose transport is up and which sends what is
+// queued on flush() (ws, http): once the offer is answered the link counts as
+// opened (`opened` runs, then flush()); a failed one closes the link.
+void offer_handshake_on(boost::asio::io_context& io, const std::shared_ptr<Link>& link,
+                        const std::function<Result<Id>(HandshakeDone)>& send, std::function<void()> opened);
+
 // Connect errors worth another attempt after a backoff.
 bool retryable_connect_error(const boost::system::error_code& ec);
 

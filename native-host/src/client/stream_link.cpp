@@ -26,20 +26,6 @@ bool retryable_connect_error(const boost::system::error_code& ec) {
   return v == ECONNREFUSED || v == ENOENT || v == EAGAIN || v == ECONNRESET;
 }
 
-std::optional<Error> send_handshake(boost::asio::io_context& io,
-                                    const std::function<Result<Id>(HandshakeDone)>& send,
-                                    std::function<void(std::optional<Error>)> answered) {
-  auto r = send([&io, answered = std::move(answered)](Result<Handshake> h) {
-    boost::asio::post(io, [answered, h = std::move(h)] {
-      if (!h && h.error().code != code::kMethodNotFound)
-        return answered(Error(code::kClosed, "rpc.handshake failed: " + h.error().message));
-      answered(std::nullopt);
-    });
-  });
-  if (!r) return Error(code::kClosed, "rpc.handshake failed: " + r.error().message);
-  return std::nullopt;
-}
-
 namespace {
 
 // An exec child has this long, after its stdout ends, to finish writing its

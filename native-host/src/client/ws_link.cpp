@@ -1,7 +1,9 @@
 // ws_link.cpp — a Client connection over WebSocket (Boost.Beast): one
 // JSON-RPC message or batch per text frame (MessagePack: binary frames).
 // Frames are whole messages, so there is no byte framing: the codec decodes
-// each frame and the Peer receives it.
+// each frame and the Peer receives it. With ClientConfig::compression offered
+// and agreed, payloads over 1 KiB go zstd-compressed in binary frames, and
+// compressed frames are inflated before decoding (docs/framing.md Z1–Z5).
 #include <deque>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -11,6 +13,7 @@
 
 #include "client/link.h"
 #include "weft/codec.h"
+#include "weft/compression.h"
 #include "weft/host/server.h"
 
 namespace weft::host::detail {
@@ -25,13 +28,16 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
  public:
   WsLink(boost::asio::io_context& io, const Address& a, const ClientConfig& cfg, LinkHooks hooks)
       : io_(io), a_(a), cfg_(cfg), hooks_(std::move(hooks)), resolver_(io), ws_(io),
-        codec_(make_codec(cfg.codec, cfg.codec_limits)) {
+        codec_(make_codec(cfg.codec, cfg.codec_limits)),
+        comp_(cfg.handshake ? cfg.compression : std::vector<std::string>{}) {
     PeerOptions po;
     po.limits = cfg.peer_limits;
     po.send = [this](Outgoing&& o) {
       if (closing_) return;
       std::string bytes;
       codec_->encode(o, bytes);
+      // Z2: once agreed, over 1 KiB and smaller compressed.
+      if (std::string z; comp_.agreed(peer_->agreed()) && comp_.compress(bytes, z)) bytes = std::move(z);
       out_.push_back(std::move(bytes));
       write_next();
     };
@@ -100,18 +106,14 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
 
   // ClientConfig::handshake: the link counts as opened (the client sends
   // its calls) once the server has answered.
+  // It offers this side's compression (Compressor::offer).
   void offer_handshake() {
-    auto failed = send_handshake(
-        io_, [this](HandshakeDone done) { return peer_->handshake(*cfg_.handshake, std::move(done), {}, now_ms()); },
-        [w = weak_from_this()](std::optional<Error> e) {
-          auto self = w.lock();
-          if (!self || self->closing_) return;
-          if (e) return self->close(*e);
-          if (self->hooks_.opened) self->hooks_.opened();
-          self->write_next();
-        });
-    if (failed) return close(*failed);
-    write_next();
+    offer_handshake_on(
+        io_, shared_from_this(),
+        [this](HandshakeDone done) {
+          return peer_->handshake(comp_.offer(*cfg_.handshake), std::move(done), {}, now_ms());
+        },
+        hooks_.opened);
   }
 
   void connect_failed(const beast::error_code& ec) {
@@ -133,7 +135,7 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
       }
       const auto data = self->in_.cdata();
       std::string_view bytes(static_cast<const char*>(data.data()), data.size());
-      auto doc = self->codec_->decode(bytes);
+      auto doc = self->decode(bytes);
       self->in_.consume(self->in_.size());
       if (!doc) {
         if (self->hooks_.diagnostic)
@@ -145,6 +147,14 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
     });
   }
 
+  // Z3: a compressed payload is told by its magic number; Z4, Z5: it is
+  // inflated within max_frame, or reported like a frame that does not decode.
+  Result<Document> decode(std::string_view bytes) {
+    if (!comp_.enabled() || !Compressor::is_compressed(bytes)) return codec_->decode(bytes);
+    if (auto r = comp_.decompress(bytes, cfg_.framing_limits.max_frame, plain_); !r) return r.error();
+    return codec_->decode(plain_);
+  }
+
   void write_next() {
     if (!open_ || writing_ || closing_) return;
     if (out_.empty()) {
@@ -152,6 +162,8 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
       return;
     }
     writing_ = true;
+    // Text frames carry JSON; MessagePack and compressed payloads (Z3) binary ones.
+    ws_.binary(cfg_.codec == CodecKind::MessagePack || Compressor::is_compressed(out_.front()));
     ws_.async_write(boost::asio::buffer(out_.front()), [self = shared_from_this()](const beast::error_code& ec,
                                                                                   std::size_t) {
       self->writing_ = false;
@@ -195,6 +207,8 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
   tcp::resolver resolver_;
   websocket::stream<beast::tcp_stream> ws_;
   std::unique_ptr<Codec> codec_;
+  Compressor comp_;
+  std::string plain_;  // a compressed frame's payload, inflated (reused)
   std::unique_ptr<Peer> peer_;
   beast::flat_buffer in_;
   std::deque<std::string> out_;

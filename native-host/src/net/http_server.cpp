@@ -6,10 +6,18 @@
 // Checks, in order, each answered with its status and a JSON-RPC error body
 // without id where the spec allows one: Origin (403), path (404),
 // MCP-Protocol-Version (400), method (405), Accept (406), Content-Type (415),
+// Content-Encoding (415 unless zstd with `weft serve --compress zstd`),
 // body: one valid JSON-RPC message (400), session (400 missing, 404 unknown).
 // Sizes are bounded by Beast's parser before buffering (431 header, 413
-// body); a request must arrive within handshake_timeout (first) or
-// idle_timeout (kept-alive connection); every write within write_timeout.
+// body), a zstd body by the same limit once inflated (413); a request must
+// arrive within handshake_timeout (first) or idle_timeout (kept-alive
+// connection); every write within write_timeout.
+//
+// Compression is HTTP's own (RFC 9110 §8.4, §12.5.3; zstd: RFC 8878 §7.2),
+// not the handshake's (docs/transports.md, "Compression"): a JSON answer over
+// 1 KiB goes zstd-encoded when the request's Accept-Encoding allows zstd and
+// that is smaller; SSE streams go as they are.
+#include <cctype>
 #include <deque>
 #include <random>
 #include <unordered_map>
@@ -24,6 +32,7 @@
 #include "net/mcp_session.h"
 #include "net/origin.h"
 #include "session.h"  // to_time_point
+#include "weft/compression.h"
 
 namespace weft::host::detail {
 
@@ -87,8 +96,9 @@ class HttpConn : public Exchange, public std::enable_shared_from_this<HttpConn> 
   void post();
   void get();
   void del();
+  bool decode_content();
   void respond(http::status status, std::string body, const char* type = "application/json",
-               std::optional<std::string> session = std::nullopt);
+               std::optional<std::string> session = std::nullopt, const char* accept_encoding = nullptr);
   void preflight();
   template <class Fields> void cors(Fields& res) const;
   void start_sse(std::string first, std::optional<std::string> session, std::shared_ptr<McpSession> s);
@@ -202,11 +212,16 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
     return *codec_;
   }
 
+  // ServerOptions::compression: zstd bodies are taken and given (one set of
+  // contexts for the listener: every connection runs on the one io thread).
+  Compressor& compressor() { return comp_; }
+
  private:
   std::optional<boost::asio::steady_timer> grace_;
   std::optional<DrainNotice> notice_;
   std::unordered_map<std::string, std::shared_ptr<McpSession>> sessions_;
   std::unique_ptr<Codec> codec_;
+  Compressor comp_{hub().opts.compression};
   std::uint64_t next_session_ = 1;
 };
 
@@ -299,6 +314,7 @@ void HttpConn::post() {
   if (type.substr(0, type.find(';')) != "application/json")
     return respond(http::status::unsupported_media_type,
                    error_body(code::kInvalidRequest, "Content-Type must be application/json"));
+  if (!decode_content()) return;
   auto doc = svc_.codec().decode(req_.body());
   if (!doc) return respond(http::status::bad_request, error_body(doc.error().code, doc.error().message));
   Incoming in = classify(doc.value(), 1);
@@ -349,6 +365,38 @@ void HttpConn::post() {
   std::string priming;
   if (auto body = s->settle(id, shared_from_this(), priming)) return respond(http::status::ok, std::move(*body), "application/json", new_id);
   start_sse(std::move(priming), new_id, s);
+}
+
+// RFC 9110 §8.4: the body is decoded as Content-Encoding says. zstd (with
+// compression on) is inflated within max_message, by the rules of
+// docs/framing.md Z4 (413) and Z5 (400); any other coding is 415, naming
+// what is accepted in Accept-Encoding (§15.5.16). False: answered already.
+bool HttpConn::decode_content() {
+  auto ce = header(req_, "Content-Encoding");
+  if (!ce) return true;
+  auto& comp = svc_.compressor();
+  std::vector<std::string> codings;
+  for (auto& c : header_tokens(*ce)) {
+    for (auto& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (c != "identity") codings.push_back(std::move(c));
+  }
+  if (codings.empty()) return true;
+  if (codings.size() != 1 || codings[0] != "zstd" || !comp.enabled()) {
+    respond(http::status::unsupported_media_type,
+            error_body(code::kInvalidRequest,
+                       "Content-Encoding '" + *ce + "' is not supported (" +
+                           (comp.enabled() ? "zstd" : "none: weft serve --compress zstd takes zstd") + ")"),
+            "application/json", std::nullopt, comp.enabled() ? "zstd" : "identity");
+    return false;
+  }
+  std::string plain;
+  if (auto r = comp.decompress(req_.body(), svc_.max_message(), plain); !r) {
+    respond(r.error().code == code::kInvalidRequest ? http::status::payload_too_large : http::status::bad_request,
+            error_body(r.error().code, r.error().message));
+    return false;
+  }
+  req_.body() = std::move(plain);
+  return true;
 }
 
 void HttpConn::get() {
@@ -409,13 +457,28 @@ void HttpConn::cors(Fields& res) const {
   res.set(http::field::vary, "Origin");
 }
 
-void HttpConn::respond(http::status status, std::string body, const char* type, std::optional<std::string> session) {
+void HttpConn::respond(http::status status, std::string body, const char* type, std::optional<std::string> session,
+                       const char* accept_encoding) {
   auto res = std::make_shared<http::response<http::string_body>>(status, req_.version() ? req_.version() : 11);
   res->set(http::field::server, "weft");
   if (type && !body.empty()) res->set(http::field::content_type, type);
   if (status == http::status::method_not_allowed) res->set(http::field::allow, web_.http_sessions ? "GET, POST, DELETE" : "POST");
   if (session) res->set("Mcp-Session-Id", *session);
+  if (accept_encoding) res->set(http::field::accept_encoding, accept_encoding);
   cors(*res);
+  if (auto& comp = svc_.compressor(); comp.enabled() && status == http::status::ok && type &&
+                                      std::string_view(type) == "application/json") {
+    // An answer's encoding depends on the request's Accept-Encoding
+    // (RFC 9110 §12.5.5), so caches are told, whatever was picked.
+    auto vary = res->find(http::field::vary);
+    res->set(http::field::vary, vary == res->end() ? std::string("Accept-Encoding")
+                                                   : std::string(sv(vary->value())) + ", Accept-Encoding");
+    std::string z;
+    if (accepts_coding(header(req_, "Accept-Encoding").value_or(""), "zstd") && comp.compress(body, z)) {
+      body = std::move(z);
+      res->set(http::field::content_encoding, "zstd");
+    }
+  }
   res->keep_alive(req_.keep_alive() && !draining_);
   res->body() = std::move(body);
   if (status != http::status::no_content) res->prepare_payload();  // RFC 9110 §8.6: no Content-Length on 204

@@ -9,11 +9,12 @@ namespace weft::host::detail {
 
 namespace {
 
-PeerOptions peer_options(const MessagePeer::Config& cfg, std::function<void(Outgoing&&)> send) {
+PeerOptions peer_options(const MessagePeer::Config& cfg, const Compressor& comp,
+                         std::function<void(Outgoing&&)> send) {
   PeerOptions o;
   o.limits = cfg.peer_limits;
   o.send = std::move(send);
-  o.handshake = cfg.handshake;
+  if (cfg.handshake) o.handshake = comp.offer(*cfg.handshake);
   o.clock_us = cfg.clock_us;
   if (cfg.log) {
     o.diagnostic = [log = cfg.log, name = cfg.name](const Diagnostic& d) { log(name + ": " + d.message); };
@@ -28,6 +29,7 @@ MessagePeer::Config web_peer_config(const Hub& hub, CodecKind codec, std::string
   cfg.codec = codec;
   cfg.codec_limits = hub.opts.codec_limits;
   cfg.peer_limits = hub.opts.peer_limits;
+  cfg.max_message = hub.opts.web.max_message ? hub.opts.web.max_message : hub.opts.framing_limits.max_frame;
   cfg.log = hub.log;
   if (hub.opts.handshake) {
     cfg.handshake = hub.opts.handshake;
@@ -42,11 +44,16 @@ MessagePeer::MessagePeer(boost::asio::io_context& io, Config cfg, Send send)
     : cfg_(std::move(cfg)),
       send_(std::move(send)),
       codec_(make_codec(cfg_.codec, cfg_.codec_limits)),
-      peer_(peer_options(cfg_,
+      comp_(cfg_.handshake ? cfg_.compression : std::vector<std::string>{}),
+      peer_(peer_options(cfg_, comp_,
                          [this](Outgoing&& o) {
                            if (closed_ || !send_) return;
                            std::string bytes;
                            codec_->encode(o, bytes);
+                           // Z2: once agreed (the handshake answer too: the
+                           // caller offered, so it reads zstd already).
+                           if (std::string z; comp_.agreed(peer_.agreed()) && comp_.compress(bytes, z))
+                             bytes = std::move(z);
                            send_(o, std::move(bytes));
                          })),
       timer_(io) {}
@@ -56,7 +63,14 @@ MessagePeer::~MessagePeer() = default;
 Result<Document> MessagePeer::decode(std::string_view bytes) const { return codec_->decode(bytes); }
 
 void MessagePeer::receive(std::string_view bytes) {
+  if (comp_.enabled() && Compressor::is_compressed(bytes)) {
+    // Z3–Z5: inflated within max_message, then decoded like any message.
+    if (auto r = comp_.decompress(bytes, cfg_.max_message, plain_); !r) return deliver_error(r.error());
+    bytes = plain_;
+  }
   auto doc = codec_->decode(bytes);
+  // One large message does not pin its size for the connection's life.
+  if (plain_.capacity() > (std::size_t{1} << 20)) std::string().swap(plain_);
   if (doc) deliver(std::move(doc.value()));
   else deliver_error(doc.error());
 }

@@ -17,6 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "weft/codec.h"
+#include "weft/compression.h"
 #include "weft/peer.h"
 
 namespace weft::host::detail {
@@ -32,10 +33,16 @@ class MessagePeer : public std::enable_shared_from_this<MessagePeer> {
     std::string name;  // for logs, e.g. "ws#3"
     std::function<void(std::string_view)> log;
     // Serve rpc.handshake (PeerOptions::handshake) and measure "metrics"
-    // with this clock (PeerOptions::clock_us). No compression: a message
-    // transport has no frames of ours to compress (docs/framing.md).
+    // with this clock (PeerOptions::clock_us).
     std::optional<Handshake> handshake;
     std::function<std::int64_t()> clock_us;
+    // Compression offered in that handshake (ConnectionOptions::compression):
+    // WebSocket only; HTTP negotiates its own with Content-Encoding
+    // (docs/framing.md Z1). Once agreed, payloads over 1 KiB that shrink are
+    // sent compressed; compressed ones are accepted from the start, inflated
+    // within `max_message`.
+    std::vector<std::string> compression;
+    std::size_t max_message = 0;
   };
   // One encoded message or batch, with what it is (HTTP routes answers by id).
   using Send = std::function<void(const Outgoing& what, std::string bytes)>;
@@ -44,6 +51,8 @@ class MessagePeer : public std::enable_shared_from_this<MessagePeer> {
   ~MessagePeer();
 
   Peer& peer() { return peer_; }
+  // Compressed messages are accepted (Config::compression left zstd).
+  bool compression() const { return comp_.enabled(); }
   const std::string& name() const { return cfg_.name; }
 
   // Decodes one whole message with the configured codec.
@@ -66,6 +75,8 @@ class MessagePeer : public std::enable_shared_from_this<MessagePeer> {
   Config cfg_;
   Send send_;
   std::unique_ptr<Codec> codec_;
+  Compressor comp_;
+  std::string plain_;  // a compressed message, inflated (reused)
   Peer peer_;
   boost::asio::steady_timer timer_;
   std::optional<Millis> armed_;

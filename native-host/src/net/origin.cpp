@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace weft::host::detail {
 
@@ -40,6 +41,26 @@ std::vector<std::string> header_tokens(std::string_view value) {
     value.remove_prefix(comma + 1);
   }
   return out;
+}
+
+bool accepts_coding(std::string_view accept_encoding, std::string_view coding) {
+  // Each element is `coding *( OWS ";" OWS name=value )`; only q matters,
+  // "q=0" (0, 0.0, 0.00, 0.000) refusing the coding (RFC 9110 §12.4.2).
+  std::optional<bool> named, star;
+  for (const auto& item : header_tokens(accept_encoding)) {
+    std::string_view rest(item);
+    const std::string_view t = trim(rest.substr(0, rest.find(';')));
+    bool allowed = true;
+    for (auto semi = rest.find(';'); semi != std::string_view::npos; semi = rest.find(';')) {
+      rest.remove_prefix(semi + 1);
+      std::string_view p = trim(rest.substr(0, rest.find(';')));
+      if (p.size() >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+        allowed = p.substr(2).find_first_not_of("0.") != std::string_view::npos;
+    }
+    if (iequals(t, coding)) named = allowed;
+    else if (t == "*") star = allowed;
+  }
+  return named ? *named : star.value_or(false);
 }
 
 bool accepts(std::string_view accept, std::string_view type) {

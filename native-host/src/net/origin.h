@@ -18,6 +18,12 @@ bool origin_allowed(const std::vector<std::string>& allow, bool present, std::st
 // are ignored.
 bool accepts(std::string_view accept, std::string_view type);
 
+// Does an Accept-Encoding header allow the content coding `coding` (RFC 9110
+// §12.5.3)? Named with a weight above 0, or not named and "*" allowed with
+// one. An empty or absent header allows none here: weft compresses only
+// for a client that asked for it.
+bool accepts_coding(std::string_view accept_encoding, std::string_view coding);
+
 // The tokens of a comma-separated header (Sec-WebSocket-Protocol), trimmed.
 std::vector<std::string> header_tokens(std::string_view value);
 

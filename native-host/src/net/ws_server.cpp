@@ -7,7 +7,11 @@
 // on every peer. Frames larger than max_message are refused by Beast before
 // they are buffered (close 1009). Writes go out one frame at a time; a write
 // the client does not take within write_timeout closes the connection, and
-// reading pauses while max_queued_output is queued.
+// reading pauses while max_queued_output is queued. With `weft serve
+// --compress zstd` the handshake may agree on zstd: payloads over 1 KiB that
+// shrink then go compressed in binary frames, and compressed binary frames
+// are taken on a JSON connection too (docs/framing.md Z1–Z5; MessagePeer
+// does the work).
 #include <deque>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -186,7 +190,9 @@ void WsConn::on_accept(beast::error_code ec) {
   parser_.reset();
   auto& hub = svc_.hub();
   std::weak_ptr<WsConn> weak = weak_from_this();
-  peer_ = std::make_shared<MessagePeer>(hub.io, web_peer_config(hub, codec_, name_), [weak](const Outgoing&, std::string bytes) {
+  auto cfg = web_peer_config(hub, codec_, name_);
+  cfg.compression = hub.opts.compression;
+  peer_ = std::make_shared<MessagePeer>(hub.io, std::move(cfg), [weak](const Outgoing&, std::string bytes) {
     if (auto self = weak.lock()) self->queue(std::move(bytes));
   });
   hub.install(peer_->peer());
@@ -209,8 +215,12 @@ void WsConn::on_read(beast::error_code ec) {
       return finish("frame larger than " + std::to_string(svc_.max_message()) + " bytes refused (close 1009)");
     return finish(ec == beast::error::timeout ? "idle timeout" : "read: " + ec.message());
   }
+  auto data = buf_.cdata();
+  const std::string_view bytes(static_cast<const char*>(data.data()), data.size());
   const bool binary = !ws_.got_text();
-  const bool want_binary = codec_ == CodecKind::MessagePack;
+  // Z3: a compressed payload travels in a binary frame whatever the codec.
+  const bool want_binary =
+      codec_ == CodecKind::MessagePack || (peer_->compression() && Compressor::is_compressed(bytes));
   if (binary != want_binary) {
     // RFC 6455 §7.4.1, 1003: "a type of data it cannot accept".
     closing_ = true;
@@ -221,8 +231,7 @@ void WsConn::on_read(beast::error_code ec) {
                     [self = shared_from_this()](beast::error_code) { self->finish(""); });
     return;
   }
-  auto data = buf_.cdata();
-  peer_->receive(std::string_view(static_cast<const char*>(data.data()), data.size()));
+  peer_->receive(bytes);
   buf_.consume(buf_.size());
   check_drain();
   do_read();
@@ -238,7 +247,7 @@ void WsConn::queue(std::string bytes) {
 void WsConn::do_write() {
   if (writing_ || out_.empty() || finished_) return;
   writing_ = true;
-  ws_.text(codec_ == CodecKind::Json);
+  ws_.text(codec_ == CodecKind::Json && !Compressor::is_compressed(out_.front()));
   write_timer_.expires_after(ms(web_.write_timeout));
   write_timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
     auto self = weak.lock();

@@ -127,8 +127,11 @@ struct ClientConfig {
   // as it is; any other failure closes the connection (-32002, naming it).
   // Its compression members are set from `compression`.
   std::optional<Handshake> handshake;
-  // Compression offered in that handshake ({"zstd"}; len32 framings only,
-  // ConnectionOptions::compression).
+  // Compression ({"zstd"}; docs/framing.md "Compression"): offered in that
+  // handshake on the len32 framings (ConnectionOptions::compression) and on
+  // WebSocket, where compressed payloads travel in binary frames; on
+  // Streamable HTTP asked for with `Accept-Encoding: zstd` instead, and
+  // zstd-encoded answers inflated.
   std::vector<std::string> compression;
 };
 

@@ -126,10 +126,14 @@ struct ServerOptions {
   // each Streamable HTTP session; docs/protocol.md "Handshake"): served when
   // set, with these capabilities and the connection's name as session id
   // when it has none. "metrics" is measured with the steady clock;
-  // compression as `compression` says, which leaves out WebSocket and HTTP.
+  // compression as `compression` says.
   std::optional<Handshake> handshake;
-  // Compression algorithms offered in that handshake ({"zstd"}): used on the
-  // length-prefixed framings only (ConnectionOptions::compression).
+  // Compression algorithms ({"zstd"}; docs/framing.md "Compression"):
+  // agreed in that handshake on the length-prefixed framings
+  // (ConnectionOptions::compression) and on WebSocket (compressed payloads
+  // in binary frames); on Streamable HTTP, zstd request bodies
+  // (Content-Encoding) are taken and JSON answers over 1 KiB are
+  // zstd-encoded for a request whose Accept-Encoding allows it.
   std::vector<std::string> compression;
 };
 
