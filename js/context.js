@@ -57,7 +57,7 @@ export class ServeContext {
   constructor(ep, method, token) {
     this.ep = ep;
     this.method = method;
-    this.token = token;
+    this._token = token;  // < 0: lazy (TOKEN_LAZY - the dispatch's depth), see token
     this._ac = null;
     this._cancelled = false;
     this._sink = null;
@@ -73,6 +73,14 @@ export class ServeContext {
     }
     return this._ac.signal;
   }
+  // The request's token: taken from the core on first use (weft_defer), so
+  // that a handler answering with a plain value never needs one (endpoint.js
+  // _dispatch). -1 once the dispatch has returned without taking it.
+  get token() {
+    const t = this._token;
+    if (t >= 0 || t === -1) return t;
+    return (this._token = X._weft_defer(this.ep.h, A.TOKEN_LAZY - t));
+  }
   get sink() { return (this._sink ??= new Sink(this)); }
   /** True when the caller asked for progress (request(..., { onProgress })). */
   get wantsProgress() { return this._state() & A.REPLY_PROGRESS ? true : false; }
@@ -86,7 +94,7 @@ export class ServeContext {
   // chunks are queued in the core, ahead of the answer).
   _done() {
     this.done = true;
-    if (this.ep.writers[this.token] === this) {
+    if (this._token >= 0 && this.ep.writers[this._token] === this) {
       this.ep.writers[this.token] = undefined;
       this._writable();
     }

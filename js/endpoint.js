@@ -370,10 +370,14 @@ export class Endpoint {
   }
 
   // Runs handler `fn`; returns the answer's payload handle, DISPATCH_LATER
-  // (a promise: answered through _reply) or DISPATCH_DONE.
+  // (a promise: answered through _reply) or DISPATCH_DONE. `token` is
+  // TOKEN_NOTIFICATION, or a lazy token (TOKEN_LAZY - depth): the request's
+  // token is only taken (ctx.token, weft_defer) when the answer cannot be
+  // given now — a promise, a throw, or the context's sink, progress or state
+  // used — so a handler that returns a value costs the core no serving slot.
   _dispatch(fn, token, params) {
     const entry = this.handlers[fn];
-    if (token < 0) {  // a notification: never answered (§4.1)
+    if (token === A.TOKEN_NOTIFICATION) {  // a notification: never answered (§4.1)
       try {
         const r = entry.handler(params);
         if (r && typeof r.then === 'function') r.then(undefined, (e) => this._diag('NotificationFailed', String(e?.message ?? e)));
@@ -387,14 +391,16 @@ export class Endpoint {
     try {
       r = entry.handler(params, ctx);
     } catch (e) {
+      const t = ctx.token;
       ctx._done();
-      this._replyError(token, e);
+      this._replyError(t, e);
       return A.DISPATCH_DONE;
     }
     if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
-      this.serving[token] = ctx;
-      r.then((v) => { if (this.serving[token] === ctx) { ctx._done(); this._reply(token, v); } },
-        (e) => { if (this.serving[token] === ctx) { ctx._done(); this._replyError(token, e); } });
+      const t = ctx.token;
+      this.serving[t] = ctx;
+      r.then((v) => { if (this.serving[t] === ctx) { ctx._done(); this._reply(t, v); } },
+        (e) => { if (this.serving[t] === ctx) { ctx._done(); this._replyError(t, e); } });
       return A.DISPATCH_LATER;
     }
     ctx._done();

@@ -20,6 +20,38 @@ TEST_CASE("a Reply dropped unanswered answers -32603", "[peer]") {
   CHECK(l.peer->in_flight() == 0);
 }
 
+TEST_CASE("a DeferrableHandler answers now, or later through the Reply it takes; nothing taken and nothing returned is -32603", "[peer]") {
+  Loop l;
+  Reply held;
+  l.peer->method("now", DeferrableHandler([](json& p, Deferral&, const CallInfo&) -> std::optional<Result<json>> {
+    return Result<json>(p["a"].get<int>() + 1);
+  }));
+  l.peer->method("later", DeferrableHandler([&](json&, Deferral& d, const CallInfo&) -> std::optional<Result<json>> {
+    held = d.reply();
+    CHECK(d.taken());
+    CHECK(d.reply().done());  // taken once
+    return std::nullopt;
+  }));
+  l.peer->method("none", DeferrableHandler([](json&, Deferral&, const CallInfo&) -> std::optional<Result<json>> {
+    return std::nullopt;
+  }));
+  l.in(R"({"jsonrpc":"2.0","method":"now","params":{"a":1},"id":1})");
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":2,"id":1})");
+  CHECK(l.peer->in_flight() == 0);
+  l.in(R"({"jsonrpc":"2.0","method":"later","id":2})");
+  CHECK(l.sent.size() == 1);
+  CHECK(l.peer->in_flight() == 1);
+  l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}})");  // taken: cancellable
+  REQUIRE(l.sent.size() == 2);
+  CHECK(l.sent[1] == R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":2})");
+  CHECK(held.cancelled());
+  l.in(R"({"jsonrpc":"2.0","method":"none","id":3})");
+  REQUIRE(l.sent.size() == 3);
+  CHECK(l.sent[2] ==
+        R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: request dropped without a reply"},"id":3})");
+}
+
 TEST_CASE("a Reply that outlives its Peer is inert", "[peer]") {
   Reply kept;
   {

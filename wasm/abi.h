@@ -140,10 +140,15 @@
   X(PAY_INDEX_BITS, 24)            \
   X(PAY_INBOUND_BASE, 4503599627370496) /* 2^52 */
 
-// What a JS method handler returns to js_dispatch.
+// What a JS method handler returns to js_dispatch, and the tokens it gets:
+// a notification's, or a request's lazy token TOKEN_LAZY - depth (depth: of
+// the dispatch among those running), which weft_defer turns into the
+// request's token when the answer cannot be given at once.
 #define WEFT_ABI_DISPATCH(X) \
   X(DISPATCH_LATER, -1)  /* answered later through weft_reply* */ \
-  X(DISPATCH_DONE, -2)   /* answered already (an error), or a notification */
+  X(DISPATCH_DONE, -2)   /* answered already (an error), or a notification */ \
+  X(TOKEN_NOTIFICATION, -1) \
+  X(TOKEN_LAZY, -2)
 
 // Per-call timeout argument of weft_call / weft_batch.
 #define WEFT_ABI_TIMEOUT(X) \

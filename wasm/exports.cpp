@@ -186,35 +186,56 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
           Host* x = host(h);
           if (!x) return;
           const double slot = params.is_null() ? abi::kPAY_NONE : x->payload(params);
-          js_dispatch_call(h, fn, -1, slot, x->tmp);
+          js_dispatch_call(h, fn, abi::TOKEN_NOTIFICATION, slot, x->tmp);
         },
         std::move(spec));
     return 1;
   }
+  // Answered now when the JS handler returns a value; its Reply is taken
+  // only when JS asks for the token (weft_defer): a promise, a throw, the
+  // context's sink, progress or state.
   x->peer->method(
       std::move(name),
-      MethodHandler([h, fn](json params, Reply reply, const CallInfo&) {
+      DeferrableHandler([h, fn](json& params, Deferral& later, const CallInfo&) -> std::optional<Result<json>> {
         Host* x = host(h);
-        if (!x) return;
-        const int token = x->store(std::move(reply));
+        if (!x) return std::nullopt;
         const double slot = params.is_null() ? abi::kPAY_NONE : x->payload(params);
         if (slot >= 0) recycle(params);
+        const std::size_t depth = x->later.size();
+        x->later.emplace_back(&later, -1);
         // >= 0: answered now with that payload handle; LATER: by token; DONE.
-        const double r = js_dispatch_call(h, fn, token, slot, x->tmp);
-        x = host(h);
-        if (!x) return;
+        const double r = js_dispatch_call(h, fn, abi::TOKEN_LAZY - static_cast<int>(depth), slot, x->tmp);
+        if (!(x = host(h))) return std::nullopt;
+        const int token = depth < x->later.size() ? x->later[depth].second : -1;
+        x->later.resize(std::min(depth, x->later.size()));
+        if (!later.taken()) {
+          if (r >= 0) return Result<json>(value_marker(r));
+          return std::nullopt;
+        }
         if (!x->has(token)) {
           std::optional<json> v;
           if (r >= 0) v = value_marker(r);
           give_back(h, v);
-          return;
+          return std::nullopt;
         }
         if (r >= 0) x->take(token).ok(value_marker(r));
         else if (r == static_cast<double>(abi::DISPATCH_LATER))
           x->replies[token].on_cancel([h, token] { js_cancelled_call(h, token); });
+        return std::nullopt;
       }),
       std::move(spec));
   return 1;
+}
+
+// The token of the request whose handler runs at dispatch depth `depth`
+// (js_dispatch gave it TOKEN_LAZY - depth): its Reply is taken the first
+// time. -1 once that dispatch has returned.
+EMSCRIPTEN_KEEPALIVE int weft_defer(int h, int depth) {
+  Host* x = host(h);
+  if (!x || depth < 0 || static_cast<std::size_t>(depth) >= x->later.size()) return -1;
+  auto& [later, token] = x->later[static_cast<std::size_t>(depth)];
+  if (token < 0 && !later->taken()) token = x->store(later->reply());
+  return token;
 }
 
 EMSCRIPTEN_KEEPALIVE int weft_remove(int h, std::size_t nlen) {
@@ -263,12 +284,28 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Host* x = host(h);
   if (!x) return -1;
-  Incoming in;
+  // A message's items go in a vector made once (an allocation less per
+  // message, and a constant heap); a batch larger than it, or a receive
+  // nested in a handler's, gets its own.
+  static Incoming kept = [] {
+    Incoming i;
+    i.items.reserve(4);
+    return i;
+  }();
+  static bool busy = false;
+  Incoming fresh;
+  const bool reuse = !busy && static_cast<std::size_t>(count) <= kept.items.capacity();
+  Incoming& in = reuse ? kept : fresh;
+  busy = busy || reuse;
   in.batch = batch != 0;
   in.items.reserve(static_cast<std::size_t>(count));
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
   for (int i = 0; i < count; ++i) in.items.push_back(read_descriptor(d + i * abi::D_SIZE, input().data()));
   x->peer->receive(std::move(in));
+  if (reuse) {
+    kept.items.clear();
+    busy = false;
+  }
   if (!(x = host(h))) return -1;
   return note_deadline(x);
 }

@@ -195,6 +195,7 @@ CallCallback settle_to(int h, int token) {
     if (r.ok()) {
       const double slot = x->payload(r.value());
       js_settle(h, token, slot, x->tmp.data(), slot == abi::kPAY_TEXT ? x->tmp.size() : 0);
+      recycle(r.value());  // the result's marker serves the next answer received
       return;
     }
     const Error& e = r.error();

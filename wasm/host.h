@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weft/weft.h"
@@ -21,6 +22,9 @@ struct Host {
   std::vector<Reply> replies;  // async answers, by token
   std::vector<int> free_replies;
   std::string tmp;  // JSON text handed to JS (reused)
+  // The requests whose JS handlers are running (innermost last): each one's
+  // Deferral and, once weft_defer took its Reply, its token (else -1).
+  std::vector<std::pair<Deferral*, int>> later;
 
   int store(Reply&& r);
   bool has(int token) const;

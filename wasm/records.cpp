@@ -95,6 +95,14 @@ json scalar(const double* d, int kind, int a, int b, const char* in) {
 
 bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
 
+// "jsonrpc" or "method" as the envelope holds it: a string as its text (no
+// json string on the heap per message), anything else as the value found.
+StringMember string_of(const double* d, int kind, int a, int b, const char* in) {
+  if (static_cast<int>(d[kind]) == VALUE_STRING)
+    return StringMember(std::in_place_index<0>, in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
+  return string_member(scalar(d, kind, a, b, in));
+}
+
 // A metrics member's number as a JSON parse of its text would type it
 // (non-negative integers unsigned); NaN: not a number, left out.
 void metric(json::object_t& o, const char* name, double v) {
@@ -154,9 +162,8 @@ Item read_descriptor(const double* d, const char* in) {
   if (static_cast<int>(d[D_SHAPE]) != VALUE_OBJECT)
     return classify_non_object(scalar(d, D_SHAPE, D_SHAPE, D_SHAPE, in));
   Envelope e;
-  if (present(d, D_JSONRPC_KIND))
-    e.jsonrpc = string_member(scalar(d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in));
-  if (present(d, D_METHOD_KIND)) e.method = string_member(scalar(d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in));
+  if (present(d, D_JSONRPC_KIND)) e.jsonrpc = string_of(d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in);
+  if (present(d, D_METHOD_KIND)) e.method = string_of(d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
   if (present(d, D_ID_KIND)) {
     e.id = scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in);
     // A number that is not a safe integer: its JS text is the lexeme.

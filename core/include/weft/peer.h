@@ -129,6 +129,31 @@ struct CallInfo {
 using MethodHandler = std::function<void(json params, Reply reply, const CallInfo& info)>;
 // Sync handler: the returned Result is the answer.
 using SyncHandler = std::function<Result<json>(const json& params)>;
+
+// What a DeferrableHandler gets to answer later: the request's Reply, taken
+// on demand. Valid only while the handler runs.
+class Deferral {
+ public:
+  // The request's Reply, the first time (a done Reply after that). Taking it
+  // makes the request one served asynchronously, as for a MethodHandler.
+  virtual Reply reply() = 0;
+  // Whether reply() was called.
+  virtual bool taken() const = 0;
+
+ protected:
+  // Not deleted through this type: the Peer owns each one.
+  ~Deferral() = default;
+};
+
+// Handler that answers now or later (a host whose handlers may return a value
+// or a promise: the WebAssembly binding). It returns the answer when it has
+// one at once, which then goes out as a SyncHandler's does, with no Reply or
+// serving slot made for it; to answer later it takes the Reply
+// (later.reply()) and returns nullopt. Returning nullopt without taking the
+// Reply answers -32603, as an unanswered Reply does; a value returned after
+// taking it is discarded (PeerOptions::discard): the Reply answers.
+using DeferrableHandler =
+    std::function<std::optional<Result<json>>(json& params, Deferral& later, const CallInfo& info)>;
 // Notification handler: never answered, even on failure (§4.1).
 using NotificationHandler = std::function<void(const json& params)>;
 
@@ -359,6 +384,9 @@ class Peer {
   void method(std::string name, MethodHandler h, std::optional<ParamSpec> spec = std::nullopt,
               std::string description = {});
   void method(std::string name, SyncHandler h, std::optional<ParamSpec> spec = std::nullopt,
+              std::string description = {});
+  // A handler that answers now or later (DeferrableHandler).
+  void method(std::string name, DeferrableHandler h, std::optional<ParamSpec> spec = std::nullopt,
               std::string description = {});
   void notification(std::string name, NotificationHandler h,
                     std::optional<ParamSpec> spec = std::nullopt);

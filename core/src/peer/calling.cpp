@@ -150,9 +150,14 @@ Result<Id> Peer::start_call(std::string method, std::optional<json> params, Call
     s.emit(std::move(first));
     if (s.pending.find(id.as_int()) == s.pending.end()) return id;  // settled meanwhile (closed)
   }
-  Outgoing o;
+  // The vector of the last single message is reused (PeerState::spare_out).
+  Outgoing o = std::move(s.spare_out);
+  o.messages.clear();
+  o.batch = false;
   o.messages.emplace_back(Request{id, std::move(method), std::move(params)});
   s.emit(std::move(o));  // a loopback transport may settle the call in here
+  o.messages.clear();  // nothing of the call is kept, only the vector
+  s.spare_out = std::move(o);
   return id;
 }
 

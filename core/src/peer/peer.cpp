@@ -83,6 +83,13 @@ void Peer::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec
   s_->register_method(std::move(name), std::move(r));
 }
 
+void Peer::method(std::string name, DeferrableHandler h, std::optional<ParamSpec> spec,
+                  std::string description) {
+  auto r = make_registered(std::move(spec), std::move(description));
+  r.deferrable = std::move(h);
+  s_->register_method(std::move(name), std::move(r));
+}
+
 void Peer::notification(std::string name, NotificationHandler h, std::optional<ParamSpec> spec) {
   auto r = make_registered(std::move(spec), {});
   r.notification = true;

@@ -135,6 +135,61 @@ void PeerState::cancel_serving(const Id& id) {
 }
 
 
+std::uint64_t PeerState::serve(const Id* id, std::uint64_t batch, std::size_t index,
+                               std::unique_ptr<StreamOut> out, std::int64_t started_us) {
+  const bool answer = id != nullptr;
+  Serving& sv = add_serving();
+  const std::uint64_t slot = sv.slot;
+  sv.id = answer ? *id : Id();
+  sv.batch = batch;
+  sv.index = index;
+  sv.discard = !answer;
+  sv.cancelled = false;
+  sv.out = std::move(out);
+  sv.started_us = started_us;
+  if (answer) {
+    ++answering;
+    if (!spare_serving_ids.empty()) {
+      auto node = std::move(spare_serving_ids.back());
+      spare_serving_ids.pop_back();
+      node.key() = *id;
+      node.mapped() = slot;
+      serving_ids.insert(std::move(node));
+    } else {
+      serving_ids.emplace(*id, slot);
+    }
+  }
+  return slot;
+}
+
+namespace {
+
+// A DeferrableHandler's way to answer later: the serving entry and Reply are
+// made only when it asks (PeerState::serve).
+class Later final : public Deferral {
+ public:
+  Later(PeerState& s, const Id* id, std::uint64_t batch, std::size_t index, std::unique_ptr<StreamOut> out,
+        std::int64_t started_us)
+      : s_(s), id_(id), batch_(batch), index_(index), out_(std::move(out)), started_us_(started_us) {}
+  Reply reply() override {
+    if (taken_) return Reply();
+    taken_ = true;
+    return s_.make_reply(s_.serve(id_, batch_, index_, std::move(out_), started_us_));
+  }
+  bool taken() const override { return taken_; }
+
+ private:
+  PeerState& s_;
+  const Id* id_;
+  std::uint64_t batch_;
+  std::size_t index_;
+  std::unique_ptr<StreamOut> out_;
+  std::int64_t started_us_;
+  bool taken_ = false;
+};
+
+}  // namespace
+
 // Handlers are user code. Natively a throwing handler becomes -32603 instead
 // of unwinding through the peer; under Emscripten (no exception catching)
 // these compile away and a throw aborts, as it would anywhere in that build.
@@ -212,27 +267,28 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     s.drop(std::move(resp));  // §4.1: a notification is never answered
     return;
   }
-  detail::Serving& sv = s.add_serving();
-  const std::uint64_t slot = sv.slot;
-  sv.id = answer ? *id : Id();
-  sv.batch = batch;
-  sv.index = index;
-  sv.discard = !answer;
-  sv.cancelled = false;
-  sv.out = std::move(out);
-  sv.started_us = started_us;
-  if (answer) {
-    ++s.answering;
-    if (!s.spare_serving_ids.empty()) {
-      auto node = std::move(s.spare_serving_ids.back());
-      s.spare_serving_ids.pop_back();
-      node.key() = *id;
-      node.mapped() = slot;
-      s.serving_ids.insert(std::move(node));
-    } else {
-      s.serving_ids.emplace(*id, slot);
+  if (r.deferrable) {
+    // Answered now unless the handler takes its Reply (DeferrableHandler).
+    const CallInfo info{method, id};
+    Later later(s, id, batch, index, std::move(out), started_us);
+    std::optional<Result<json>> now;
+    auto set = [&](Error e) { now.emplace(std::move(e)); };
+    WEFT_GUARDED(now = r.deferrable(p, later, info), set)
+    object_pool().recycle(p);  // its map and nodes serve the next message
+    if (later.taken()) {
+      // The Reply answers; a value returned anyway is never sent.
+      if (now && now->ok()) s.drop(Response{Id(), std::move(now->value())});
+      return;
     }
+    if (!now) now.emplace(Error(code::kInternalError, "Internal error: request dropped without a reply"));
+    Response resp = now->ok() ? Response{answer ? *id : Id(), std::move(now->value())}
+                              : Response{answer ? *id : Id(), now->error()};
+    if (answer) return s.answer(batch, index, std::move(resp), started_us);
+    if (!now->ok()) fail(now->error());
+    s.drop(std::move(resp));  // §4.1: a notification is never answered
+    return;
   }
+  const std::uint64_t slot = s.serve(id, batch, index, std::move(out), started_us);
   const CallInfo info{method, id};
   Reply reply = s.make_reply(slot);
   // If the handler throws, its Reply is destroyed while unwinding and answers

@@ -16,6 +16,7 @@ struct Registered {
   bool notification = false;  // registered with Peer::notification
   MethodHandler async;
   SyncHandler sync;
+  DeferrableHandler deferrable;
   NotificationHandler notify;
   std::optional<ParamSpec> spec;
   std::string description;
@@ -144,7 +145,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   std::vector<ServingIds::node_type> spare_serving_ids;
   std::unordered_map<std::uint64_t, BatchAcc> batches;
   std::unordered_map<Id, Opening, IdHash> openings;  // $/weft/open awaiting its request
-  // The Outgoing of the last single answer, its vector reused by the next
+  // The Outgoing of the last single answer or call, its vector reused by the next
   // (taken out while in use: a send that re-enters the peer gets its own).
   Outgoing spare_out;
   std::size_t answering = 0;  // in-flight requests that will be answered (not notifications)
@@ -184,6 +185,11 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   }
   // A new serving entry (its slot is set); may move the others.
   Serving& add_serving();
+  // Serves request `id` (nullptr: a notification, whose answer is dropped)
+  // asynchronously: a serving entry, indexed for $/cancelRequest, answered
+  // through make_reply(slot). Returns the slot.
+  std::uint64_t serve(const Id* id, std::uint64_t batch, std::size_t index, std::unique_ptr<StreamOut> out,
+                      std::int64_t started_us);
   void free_serving_entry(Serving& s);
   // An outgoing call finished; `metrics` what its response carried.
   void settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics = nullptr);
