@@ -251,28 +251,31 @@ test('weft call --session across a reload: the call in flight is answered, a lin
 test('rpc.ping counts the requests being served on every listener (in_flight): a Unix connection, a WebSocket and a Streamable HTTP session', T, async () => {
   const p = sockPath();
   const s = await startWeb(['--unix', p, '--ws', '127.0.0.1:0', '--http', '127.0.0.1:0', '--demo']);
-  const { client, socket } = await connectUnix(p);
-  const ping = async () => (await within(5000, client.request('rpc.ping'), 'ping')).result;
   track(s.proc);
-  assert.equal((await ping()).in_flight, 0);  // the ping is answered in place
+  const { client, socket } = await connectUnix(p);
   const ws = new WebSocket(s.ws);
-  await within(5000, new Promise((r, j) => { ws.once('open', r); ws.once('error', j); }), 'open');
-  const wsAnswer = new Promise((r) => ws.once('message', (d) => r(JSON.parse(String(d)))));
-  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 1500 } }));
-  const post = (body, sid) => fetch(s.http, {
-    method: 'POST',
-    headers: { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json', ...(sid ? { 'Mcp-Session-Id': sid } : {}) },
-    body: JSON.stringify(body),
-  });
-  const init = await post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' });
-  const sid = init.headers.get('mcp-session-id');
-  await init.text();
-  const httpAnswer = post({ jsonrpc: '2.0', id: 2, method: 'sleep', params: { ms: 1500 } }, sid).then((r) => r.text());
-  await within(10000, (async () => { while ((await ping()).in_flight < 2); })(), 'both sleeps in flight');
-  assert.equal((await within(5000, wsAnswer, 'ws answer')).result, 1500);
-  assert.match(await within(5000, httpAnswer, 'http answer'), /"result":1500/);
-  assert.equal((await ping()).in_flight, 0);
-  ws.close();
-  socket.destroy();
-  assert.deepEqual(await s.stop('SIGTERM'), { code: 0, signal: null });
+  try {
+    const ping = async () => (await within(5000, client.request('rpc.ping'), 'ping')).result;
+    assert.equal((await ping()).in_flight, 0);  // the ping is answered in place
+    await within(5000, new Promise((r, j) => { ws.once('open', r); ws.once('error', j); }), 'open');
+    const wsAnswer = new Promise((r) => ws.once('message', (d) => r(JSON.parse(String(d)))));
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 1500 } }));
+    const post = (body, sid) => fetch(s.http, {
+      method: 'POST',
+      headers: { Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json', ...(sid ? { 'Mcp-Session-Id': sid } : {}) },
+      body: JSON.stringify(body),
+    });
+    const init = await within(5000, post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }), 'session');
+    const sid = init.headers.get('mcp-session-id');
+    await init.text();
+    const httpAnswer = post({ jsonrpc: '2.0', id: 2, method: 'sleep', params: { ms: 1500 } }, sid).then((r) => r.text());
+    await within(10000, (async () => { while ((await ping()).in_flight < 2); })(), 'both sleeps in flight');
+    assert.equal((await within(5000, wsAnswer, 'ws answer')).result, 1500);
+    assert.match(await within(5000, httpAnswer, 'http answer'), /"result":1500/);
+    assert.equal((await ping()).in_flight, 0);
+  } finally {
+    ws.terminate();
+    socket.destroy();
+  }
+  assert.deepEqual(await within(10000, s.stop('SIGTERM'), 'exit'), { code: 0, signal: null });
 });

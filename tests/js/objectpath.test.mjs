@@ -7,7 +7,18 @@ import assert from 'node:assert/strict';
 import { Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready } from '../../js/index.js';
 
 const T = { timeout: 15000 };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Resolves once `list` holds n messages, checked on each message event of `port`.
+function received(port, list, n) {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (list.length < n) return;
+      port.removeEventListener('message', check);
+      resolve();
+    };
+    port.addEventListener('message', check);
+    check();
+  });
+}
 
 // A server Peer on port2; raw messages in and out on port1.
 function rawServer(opts) {
@@ -16,23 +27,27 @@ function rawServer(opts) {
   const got = [];
   port1.addEventListener('message', plain((d) => got.push(d)));
   port1.start();
-  return { server, got, send: (m) => port1.postMessage(m), done: () => { server.destroy(); port1.close(); } };
+  return {
+    server, got, send: (m) => port1.postMessage(m),
+    answers: (n) => received(port1, got, n),
+    done: () => { server.destroy(); port1.close(); },
+  };
 }
 
 test('ids of every JSON kind come back as sent (numbers as JSON text would carry them)', T, async () => {
   await ready;
-  const { server, got, send, done } = rawServer();
+  const { server, got, send, answers, done } = rawServer();
   try {
     server.method('echo', (p) => p);
     const ids = [1, -1, 0, 2 ** 53 - 1, 2 ** 53 + 2, 2 ** 60, 2 ** 64, 2 ** 80, 1e21, 1.5, -2.25, 1e-7, 'str', '', 'é ✓ 😀', 'x'.repeat(300), null];
     for (const id of ids) send({ jsonrpc: '2.0', method: 'echo', params: [id], id });
-    await sleep(50);
+    await answers(ids.length);
     assert.equal(got.length, ids.length);
     for (let i = 0; i < ids.length; i++) assert.deepEqual(got[i], { jsonrpc: '2.0', result: [ids[i]], id: ids[i] });
     assert.deepEqual(Object.keys(got[0]), ['jsonrpc', 'result', 'id']);
     // Not JSON ids: NaN and Infinity are answered as an invalid id (null), as before.
     send({ jsonrpc: '2.0', method: 'echo', id: Infinity });
-    await sleep(20);
+    await answers(ids.length + 1);
     assert.equal(got.at(-1).id, null);
     assert.equal(got.at(-1).error.code, ErrorCode.InvalidRequest);
   } finally { done(); }
@@ -49,7 +64,7 @@ test('responses: results and error members keep their types; malformed ones are 
     const a = client.request('a', { x: 1 });
     const b = client.request('b');
     const c = client.request('c', [1]);
-    await sleep(20);
+    await received(port2, requests, 3);
     assert.deepEqual(requests[0], { jsonrpc: '2.0', method: 'a', params: { x: 1 }, id: 1 });
     assert.deepEqual(Object.keys(requests[0]), ['jsonrpc', 'method', 'params', 'id']);
     assert.deepEqual(requests[1], { jsonrpc: '2.0', method: 'b', id: 2 });
@@ -66,7 +81,7 @@ test('responses: results and error members keep their types; malformed ones are 
 });
 
 test('params that look like payload markers are data ($/ methods and declared params)', T, async () => {
-  const { server, got, send, done } = rawServer();
+  const { server, got, send, answers, done } = rawServer();
   try {
     const seen = [];
     server.method('$/look', (p) => { seen.push(p); return p; });
@@ -74,19 +89,19 @@ test('params that look like payload markers are data ($/ methods and declared pa
     send({ jsonrpc: '2.0', method: '$/look', params: { '': 0 }, id: 1 });
     send({ jsonrpc: '2.0', method: '$/look', params: [{ '': 0 }], id: 2 });
     send({ jsonrpc: '2.0', method: 'spec', params: [0], id: 3 });
-    await sleep(50);
+    await answers(3);
     assert.deepEqual(seen, [{ '': 0 }, [{ '': 0 }], { '': 0 }]);
     assert.deepEqual(got.map((m) => m.result), [{ '': 0 }, [{ '': 0 }], { '': 0 }]);
   } finally { done(); }
 });
 
 test('a lone surrogate in a method name becomes U+FFFD, as UTF-8 encoding makes it', T, async () => {
-  const { server, got, send, done } = rawServer();
+  const { server, got, send, answers, done } = rawServer();
   try {
     server.method('echo', (p) => p);
     server.method('bad\uFFFD', () => 'replaced');
     send({ jsonrpc: '2.0', method: 'bad\uD800', id: 1 });
-    await sleep(20);
+    await answers(1);
     assert.deepEqual(got, [{ jsonrpc: '2.0', result: 'replaced', id: 1 }]);
   } finally { done(); }
 });
