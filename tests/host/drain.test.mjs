@@ -252,6 +252,7 @@ test('rpc.ping counts the requests being served on every listener (in_flight): a
   const p = sockPath();
   const s = await startWeb(['--unix', p, '--ws', '127.0.0.1:0', '--http', '127.0.0.1:0', '--demo']);
   track(s.proc);
+  await within(5000, s.waitLog(/listening on unix:/), 'unix listener');  // logged after the web ones
   const { client, socket } = await connectUnix(p);
   const ws = new WebSocket(s.ws);
   try {
