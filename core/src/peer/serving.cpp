@@ -255,17 +255,21 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     object_pool().recycle(p);  // its map and nodes serve the next message
     return;
   }
+  // An answer a handler gave at once (sync, or deferrable without taking
+  // its Reply): sent, or for a notification dropped, a failure reported.
+  auto answer_now = [&](Result<json>& out) {
+    Response resp = out.ok() ? Response{answer ? *id : Id(), std::move(out.value())}
+                             : Response{answer ? *id : Id(), out.error()};
+    if (answer) return s.answer(batch, index, std::move(resp), started_us);
+    if (!out.ok()) fail(out.error());
+    s.drop(std::move(resp));  // §4.1: a notification is never answered
+  };
   if (r.sync) {
     std::optional<Result<json>> out;
     auto set = [&](Error e) { out.emplace(std::move(e)); };
     WEFT_GUARDED(out.emplace(r.sync(p)), set)
     object_pool().recycle(p);  // its map and nodes serve the next message
-    Response resp = out->ok() ? Response{answer ? *id : Id(), std::move(out->value())}
-                              : Response{answer ? *id : Id(), out->error()};
-    if (answer) return s.answer(batch, index, std::move(resp), started_us);
-    if (!out->ok()) fail(out->error());
-    s.drop(std::move(resp));  // §4.1: a notification is never answered
-    return;
+    return answer_now(*out);
   }
   if (r.deferrable) {
     // Answered now unless the handler takes its Reply (DeferrableHandler).
@@ -281,12 +285,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
       return;
     }
     if (!now) now.emplace(Error(code::kInternalError, "Internal error: request dropped without a reply"));
-    Response resp = now->ok() ? Response{answer ? *id : Id(), std::move(now->value())}
-                              : Response{answer ? *id : Id(), now->error()};
-    if (answer) return s.answer(batch, index, std::move(resp), started_us);
-    if (!now->ok()) fail(now->error());
-    s.drop(std::move(resp));  // §4.1: a notification is never answered
-    return;
+    return answer_now(*now);
   }
   const std::uint64_t slot = s.serve(id, batch, index, std::move(out), started_us);
   const CallInfo info{method, id};
