@@ -55,10 +55,13 @@ export function describeId(d, id, at) {
 
 /** Describes `m` (any value) in descriptor `d`; returns the next free byte. */
 export function describe(d, m, at) {
-  M.HEAPF64.fill(0, d, d + A.D_SIZE);
   const shape = kindOf(m);
-  M.HEAPF64[d + A.D_SHAPE] = shape;
+  const F = M.HEAPF64;
+  F[d + A.D_SHAPE] = shape;
   if (shape !== A.VALUE_OBJECT) return at;
+  // The core reads slots only after their kind (abi.h): clear the kinds not
+  // always written, and ID_C (a fill() of D_SIZE is a runtime call).
+  F[d + A.D_ID_C] = F[d + A.D_RESULT_KIND] = F[d + A.D_DATA_KIND] = F[d + A.D_METRICS_KIND] = 0;
   at = scalar(d, A.D_JSONRPC_KIND, m.jsonrpc, at);
   at = scalar(d, A.D_METHOD_KIND, m.method, at);
   at = describeId(d, m.id, at);
