@@ -255,10 +255,13 @@ test('rpc.ping counts the requests being served on every listener (in_flight): a
   await within(5000, s.waitLog(/listening on unix:/), 'unix listener');  // logged after the web ones
   const { client, socket } = await connectUnix(p);
   const ws = new WebSocket(s.ws);
+  // Listened for now: the socket may open while the first ping is awaited.
+  const opened = new Promise((r, j) => { ws.once('open', r); ws.once('error', j); });
+  opened.catch(() => {});  // awaited below; an early error must not go unhandled meanwhile
   try {
     const ping = async () => (await within(5000, client.request('rpc.ping'), 'ping')).result;
     assert.equal((await ping()).in_flight, 0);  // the ping is answered in place
-    await within(5000, new Promise((r, j) => { ws.once('open', r); ws.once('error', j); }), 'open');
+    await within(5000, opened, 'open');
     const wsAnswer = new Promise((r) => ws.once('message', (d) => r(JSON.parse(String(d)))));
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 1500 } }));
     const post = (body, sid) => fetch(s.http, {
