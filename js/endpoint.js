@@ -19,7 +19,8 @@ import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { requestWithRetry } from './retry.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, systemClock } from './timer.js';
-import { describe, describeId, message, params } from './wire.js';
+import { isTuple, plainOf } from './tuples.js';
+import { describe, describeId, describeTuple, message, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
@@ -48,6 +49,7 @@ export class Endpoint {
     this.calls = [];            // token → call record
     this.freeCalls = [];
     this.live = 0;
+    this.calling = null;        // the call record while weft_call runs
     this.serving = [];          // reply token → ServeContext of an async handler
     this.writers = [];          // reply token → ServeContext waiting for stream credit
     this.transfers = new WeakMap();  // chunk value → the buffer to transfer with it
@@ -115,20 +117,26 @@ export class Endpoint {
   }
 
   // Any value: the core decides what it is, and what to ignore (role, foreign).
+  // A tuple (js/tuples.js) is described as the message object it stands for.
   _receive(data) {
     if (!this.h) return;
     const mark = inboundMark();
     try {
-      const batch = Array.isArray(data);
-      const n = batch ? data.length : 1;
+      const single = !Array.isArray(data) || isTuple(data);
+      const n = single ? 1 : data.length;
       const base = desc(n * A.D_SIZE);
-      if (batch) {
+      if (!single) {
         let at = 0;
-        for (let i = 0; i < n; i++) at = describe(base + i * A.D_SIZE, data[i], at);
+        for (let i = 0; i < n; i++) {
+          const m = data[i];
+          at = isTuple(m) ? describeTuple(base + i * A.D_SIZE, m, at) : describe(base + i * A.D_SIZE, m, at);
+        }
+      } else if (Array.isArray(data)) {
+        describeTuple(base, data, 0);
       } else {
         describe(base, data, 0);
       }
-      X._weft_receive(this.h, n, batch ? 1 : 0);
+      X._weft_receive(this.h, n, single ? 0 : 1);
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));
     } finally {
@@ -142,41 +150,45 @@ export class Endpoint {
   // of the transport's error message in the input buffer.
   _send(recs, count, batch, text) {
     const r = recs >> 3;
+    const tuples = this.transport.tuples === true;
+    const request = !batch && M.HEAPF64[r + A.R_KIND] === A.MSG_REQUEST;
     let o;
     if (batch) {
       o = new Array(count);
-      for (let i = 0; i < count; i++) o[i] = message(this.out, r + i * A.R_SIZE, text);
+      for (let i = 0; i < count; i++) o[i] = message(this.out, r + i * A.R_SIZE, text, tuples);
     } else {
-      o = message(this.out, r, text);
+      o = message(this.out, r, text, tuples);
     }
-    // A chunk whose buffer its writer gave up (context.js) is transferred.
-    const pv = !batch && o.params !== null && typeof o.params === 'object' ? o.params.value : undefined;
+    // A chunk whose buffer its writer gave up (context.js) is transferred
+    // (a chunk is never a tuple).
+    const pv = !batch && !Array.isArray(o) && o.params !== null && typeof o.params === 'object' ? o.params.value : undefined;
     const buf = pv !== null && typeof pv === 'object' ? this.transfers.get(pv) : undefined;
     if (buf) this.transfers.delete(pv);
     try {
       // A request while no other call is pending (calls made one after
       // another): nothing else will follow it this turn, so a packing
       // transport need not hold it for the flush (js/pack.js).
-      this.transport.send(o, this.live <= 1 && !batch && o.id !== undefined && o.method !== undefined,
-        buf ? [buf] : undefined);
+      this.transport.send(o, this.live <= 1 && request, buf ? [buf] : undefined);
       return -1;
     } catch (e) {
       // The core decides what follows (Peer::undelivered) and reports it.
-      for (const m of Array.isArray(o) ? o : [o]) this._noteSendError(m, e);
+      for (const m of batch ? o : [o]) this._noteSendError(plainOf(m), e);
       return put(String(e?.message ?? e));
     }
   }
 
   // A request that could not be sent: its call's rejection gets `e` as cause.
+  // Sent from inside weft_call, it is that call's: its id is not known yet.
   _noteSendError(m, e) {
     if (m === null || typeof m !== 'object' || typeof m.method !== 'string' || typeof m.id !== 'number') return;
-    const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === m.id);
+    const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === m.id) ?? this.calling;
     if (rec) rec.sendError = e;
   }
 
   // transport.onSendError: a message the transport accepted could not be
   // posted after all. The core decides what follows (Peer::undelivered).
   _sendFailedLater(o, e) {
+    o = plainOf(o);
     if (!this.h || o === null || typeof o !== 'object' || Array.isArray(o)) return;
     this._noteSendError(o, e);
     const kind = typeof o.method === 'string' ? (o.id === undefined ? A.MSG_NOTIFICATION : A.MSG_REQUEST)
@@ -284,8 +296,10 @@ export class Endpoint {
     const token = this._token(rec);
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
     const mlen = put(typeof method === 'string' ? method : String(method));
+    this.calling = rec;
     const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
       rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
+    this.calling = null;
     if (id === 0) {
       this._untoken(token);
       rec.reject(lastError());

@@ -29,11 +29,27 @@ export interface JSONRPCErrorResponse {
 export type JSONRPCResponse = JSONRPCSuccessResponse | JSONRPCErrorResponse;
 /** Any one JSON-RPC message (a batch is an array of them, §6). */
 export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
+/**
+ * A message in the compact form two weft postMessage ends use once the other
+ * side announced it reads it (docs/protocol.md, "Tuples"): `[0n, id, method,
+ * params?]`, `[1n, method, params?]`, `[2n, id, result]`, `[3n, id, code,
+ * message, data?]`.
+ */
+export type JSONRPCTuple = readonly [bigint, ...unknown[]];
+/** What an endpoint hands its transport: a message, a tuple, or a batch of them. */
+export type WireMessage = JSONRPCMessage | JSONRPCTuple | (JSONRPCMessage | JSONRPCTuple)[];
+/**
+ * What a value from the wire says as JSON-RPC: a tuple becomes the message
+ * object it stands for, a batch element by element; anything else is
+ * returned as it is. For logging what a transport carries.
+ */
+export declare function asMessage(wire: WireMessage): JSONRPCMessage | JSONRPCMessage[];
+export declare function asMessage(wire: unknown): unknown;
 
 /** Moves messages; write your own with these three (onClose optional). */
 export interface RPCTransport {
-  /** Delivers a message or a batch to the other side. */
-  send(message: JSONRPCMessage | JSONRPCMessage[]): void;
+  /** Delivers a message or a batch to the other side (tuples only where `tuples` is true). */
+  send(message: WireMessage): void;
   /** Registers the one function that receives what arrives (any value: the core judges it). */
   onMessage(handler: (message: unknown) => void): void;
   /** Stops listening and releases the channel (called by the endpoint's destroy()). */
@@ -47,7 +63,13 @@ export interface RPCTransport {
    * DataCloneError). The other messages of the same flush are still delivered,
    * in order. No handler: console.warn. Unpacked, send() throws as before.
    */
-  onSendError?(handler: (message: JSONRPCMessage | JSONRPCMessage[], error: unknown) => void): void;
+  onSendError?(handler: (message: WireMessage, error: unknown) => void): void;
+  /**
+   * True once the other side announced that it reads tuples: the endpoint
+   * then sends them (postMessage transports; a transport without it gets
+   * plain JSON-RPC). Every endpoint reads tuples it receives.
+   */
+  readonly tuples?: boolean;
 }
 
 /** The postMessage transports: plus onSendError. */
@@ -55,15 +77,17 @@ export interface PostMessageTransport extends RPCTransport {
   /** Stops listening; pending calls of the endpoint reject with -32002. */
   destroy(): void;
   onClose(handler: () => void): void;
-  onSendError(handler: (message: JSONRPCMessage | JSONRPCMessage[], error: unknown) => void): void;
+  onSendError(handler: (message: WireMessage, error: unknown) => void): void;
+  readonly tuples: boolean;
 }
 
 /**
  * Options of the postMessage transports. `pack`: coalesce the messages sent
  * during one turn into one postMessage, `{ "weft/pack": [m1, m2, …] }` (a lone
- * message is still posted as plain JSON-RPC). `'auto'` (default): only once a
- * pack has been received from the other side; `true`: from the start (the peer
- * must be weft); `false`: never. Packs are always unpacked on receipt.
+ * message is posted on its own). `'auto'` (default): once the other side has
+ * announced itself or sent a pack; `true`: from the start (the peer must be
+ * weft); `false`: never, and plain JSON-RPC only (no announcement, no tuples).
+ * Packs and tuples are always read on receipt.
  */
 export interface PostMessageTransportOptions {
   pack?: boolean | 'auto';

@@ -7,6 +7,7 @@ import { ErrorCode, RPCError } from './errors.js';
 import { coreVersion, heapUsed, ready } from './module.js';
 
 export { RPCError, ErrorCode, ready, heapUsed, coreVersion };
+export { asMessage } from './tuples.js';
 export { windowTransport, portTransport, workerTransport, selfTransport, webSocketTransport } from './transports/index.js';
 
 /** Client and server on one transport: both sides call each other. */

@@ -26,6 +26,13 @@
 // foreign peer only ever receives plain JSON-RPC (plus that one notification).
 // The wire format is described in docs/protocol.md.
 //
+// Tuples. The announcement carries params {"tuples": 1}: this end reads
+// tuples (js/tuples.js), the compact form of a message that structured clone
+// copies faster than an object with named members. Every weft endpoint reads
+// them; one sends them only once the other side's announcement said so
+// (tuples() is true). What a message says is unchanged: the core sees the
+// same descriptor either way.
+//
 // Send errors. Unpacked, a port or worker transport's send() posts at once
 // and throws what postMessage throws (e.g. DataCloneError). Packing — and
 // always for windowTransport, which posts only from the flush — send() never
@@ -40,9 +47,11 @@
 // destroy() flushes what is queued (synchronously, before detaching); after
 // destroy() send() posts directly, unpacked.
 
+import { isTuple, tuplePayload } from './tuples.js';
+
 const PACK_KEY = 'weft/pack';
 const ANNOUNCE_METHOD = '$/weft/pack';
-const ANNOUNCE = Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD });
+const ANNOUNCE = Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD, params: Object.freeze({ tuples: 1 }) });
 
 // The flush's microtask: Node's queueMicrotask costs an async resource each.
 const resolved = Promise.resolve();
@@ -78,7 +87,8 @@ function walk(v, depth) {
 }
 function bulky(m) {
   if (m === null || typeof m !== 'object') return false;
-  const p = m.params !== undefined ? m.params : m.result !== undefined ? m.result : m.error?.data;
+  const p = isTuple(m) ? tuplePayload(m)
+    : m.params !== undefined ? m.params : m.result !== undefined ? m.result : m.error?.data;
   if (typeof p !== 'object' && typeof p !== 'string') return false;
   budget = 32;
   size = 0;
@@ -118,6 +128,8 @@ export function packMode(options, who) {
  *                          the announcement makes 'auto' pack from then on —
  *                          already for what deliver sends in reply; the
  *                          announcement itself is not delivered;
+ *   tuples()               true once the other side announced it reads
+ *                          tuples: the endpoint then sends them;
  *   onSendError(fn)        fn(message, error) for each message a flush could
  *                          not post (null: console.warn);
  *   close()                flushes what is queued, synchronously, once; from
@@ -126,6 +138,7 @@ export function packMode(options, who) {
 export function createPacker(post, mode, shallowPosts = false) {
   let packing = mode === true;
   let announce = mode !== false;  // not yet announced
+  let peerTuples = false;  // the other side announced it reads tuples
   let closed = false;
   let sendError = null;
   let queue = [];
@@ -227,6 +240,8 @@ export function createPacker(post, mode, shallowPosts = false) {
     unpack(data, deliver) {
       if (isAnnouncement(data)) {
         if (mode === 'auto') packing = true;
+        // pack: false sends plain JSON-RPC only.
+        if (mode !== false && data.params?.tuples === 1) peerTuples = true;
         return;
       }
       let p;
@@ -250,6 +265,7 @@ export function createPacker(post, mode, shallowPosts = false) {
         if (queue.length && !closed) flushNow();
       }
     },
+    tuples() { return peerTuples; },
     onSendError(fn) { sendError = fn; },
     close() {
       if (!closed) {

@@ -1,14 +1,17 @@
 // Messages across the boundary, in the layouts of wasm/abi.h:
 //  * incoming: any value → descriptor records (D_*), members by kind, with
-//    payloads as inbound handles; the core rebuilds and judges them;
-//  * outgoing: records (R_*) → plain JSON-RPC objects, releasing outbound
-//    payload handles (payloads.js).
+//    payloads as inbound handles; the core rebuilds and judges them. A
+//    tuple (tuples.js) is described member for member as the object it
+//    stands for;
+//  * outgoing: records (R_*) → plain JSON-RPC objects, or tuples where both
+//    ends read them, releasing outbound payload handles (payloads.js).
 // Nothing here decides what is valid: a wrong type is described as what it
 // is, and the core answers it.
 import * as A from '../dist/weft_abi.js';
 import { M, put, str } from './heap.js';
 import { pushInbound, inboundValue } from './payloads.js';
 import { utf8Length } from './size.js';
+import { T_ERROR, T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
 
 /** The ABI kind of a JavaScript value. */
 export function kindOf(v) {
@@ -53,43 +56,60 @@ export function describeId(d, id, at) {
   return at;
 }
 
-/** Describes `m` (any value) in descriptor `d`; returns the next free byte. */
-export function describe(d, m, at) {
-  const shape = kindOf(m);
-  const F = M.HEAPF64;
-  F[d + A.D_SHAPE] = shape;
-  if (shape !== A.VALUE_OBJECT) return at;
-  // The core reads slots only after their kind (abi.h): clear the kinds not
-  // always written, and ID_C (a fill() of D_SIZE is a runtime call).
+// The start of a message object's descriptor. The core reads slots only
+// after their kind (abi.h): clear the kinds not always written, and ID_C (a
+// fill() of D_SIZE is a runtime call).
+function begin(F, d) {
+  F[d + A.D_SHAPE] = A.VALUE_OBJECT;
   F[d + A.D_ID_C] = F[d + A.D_RESULT_KIND] = F[d + A.D_DATA_KIND] = F[d + A.D_METRICS_KIND] = 0;
-  at = scalar(d, A.D_JSONRPC_KIND, m.jsonrpc, at);
-  at = scalar(d, A.D_METHOD_KIND, m.method, at);
-  at = describeId(d, m.id, at);
-  const p = m.params;
+}
+
+function describeParams(d, p, at) {
   const pk = kindOf(p);
   if (pk === A.VALUE_OBJECT || pk === A.VALUE_ARRAY) {
     const F = M.HEAPF64;
     F[d + A.D_PARAMS_KIND] = pk; F[d + A.D_PARAMS_A] = pushInbound(p);
-  } else {
-    at = scalar(d, A.D_PARAMS_KIND, p, at);
+    return at;
   }
+  return scalar(d, A.D_PARAMS_KIND, p, at);
+}
+
+function describeResult(d, v) {
+  const F = M.HEAPF64;
+  F[d + A.D_RESULT_KIND] = A.VALUE_PAYLOAD; F[d + A.D_RESULT_A] = pushInbound(v);
+}
+
+// An error object's members (ERROR_KIND is OBJECT).
+function describeError(d, code, message, data, at) {
+  at = scalar(d, A.D_CODE_KIND, code, at);
+  at = scalar(d, A.D_MESSAGE_KIND, message, at);
+  if (data !== undefined) {
+    const F = M.HEAPF64;
+    F[d + A.D_DATA_KIND] = A.VALUE_PAYLOAD; F[d + A.D_DATA_A] = pushInbound(data);
+  }
+  return at;
+}
+
+/** Describes `m` (any value) in descriptor `d`; returns the next free byte. */
+export function describe(d, m, at) {
+  const shape = kindOf(m);
+  const F = M.HEAPF64;
+  if (shape !== A.VALUE_OBJECT) {
+    F[d + A.D_SHAPE] = shape;
+    return at;
+  }
+  begin(F, d);
+  at = scalar(d, A.D_JSONRPC_KIND, m.jsonrpc, at);
+  at = scalar(d, A.D_METHOD_KIND, m.method, at);
+  at = describeId(d, m.id, at);
+  at = describeParams(d, m.params, at);
   // A result member that is present counts even when undefined (structured
   // clone keeps it): the caller then gets undefined.
-  if ('result' in m) {
-    const F = M.HEAPF64;
-    F[d + A.D_RESULT_KIND] = A.VALUE_PAYLOAD; F[d + A.D_RESULT_A] = pushInbound(m.result);
-  }
+  if ('result' in m) describeResult(d, m.result);
   const e = m.error;
   const ek = kindOf(e);
   M.HEAPF64[d + A.D_ERROR_KIND] = ek;
-  if (ek === A.VALUE_OBJECT) {
-    at = scalar(d, A.D_CODE_KIND, e.code, at);
-    at = scalar(d, A.D_MESSAGE_KIND, e.message, at);
-    if (e.data !== undefined) {
-      const F = M.HEAPF64;
-      F[d + A.D_DATA_KIND] = A.VALUE_PAYLOAD; F[d + A.D_DATA_A] = pushInbound(e.data);
-    }
-  }
+  if (ek === A.VALUE_OBJECT) at = describeError(d, e.code, e.message, e.data, at);
   // A response's metrics (docs/protocol.md "Metrics"): the core judges them.
   const mt = m.metrics;
   if (mt !== undefined) {
@@ -102,6 +122,44 @@ export function describe(d, m, at) {
     }
   }
   return at;
+}
+
+/**
+ * Describes tuple `t` (tuples.js) in descriptor `d` as the message object it
+ * stands for; returns the next free byte. A tuple with an unknown first
+ * element is described as the array it is: not a message.
+ */
+export function describeTuple(d, t, at) {
+  const F = M.HEAPF64;
+  const tag = t[0];
+  if (tag !== T_REQUEST && tag !== T_NOTIFICATION && tag !== T_RESULT && tag !== T_ERROR) {
+    F[d + A.D_SHAPE] = A.VALUE_ARRAY;
+    return at;
+  }
+  begin(F, d);
+  at = scalar(d, A.D_JSONRPC_KIND, '2.0', at);
+  const F2 = M.HEAPF64;
+  F2[d + A.D_ERROR_KIND] = A.VALUE_ABSENT;
+  switch (tag) {
+    case T_REQUEST:
+      at = scalar(d, A.D_METHOD_KIND, t[2], at);
+      at = describeId(d, t[1], at);
+      return describeParams(d, t[3], at);
+    case T_NOTIFICATION:
+      F2[d + A.D_ID_KIND] = A.VALUE_ABSENT;
+      at = scalar(d, A.D_METHOD_KIND, t[1], at);
+      return describeParams(d, t[2], at);
+    case T_RESULT:
+      F2[d + A.D_METHOD_KIND] = F2[d + A.D_PARAMS_KIND] = A.VALUE_ABSENT;
+      at = describeId(d, t[1], at);
+      if (t.length > 2) describeResult(d, t[2]);
+      return at;
+    default:  // T_ERROR
+      F2[d + A.D_METHOD_KIND] = F2[d + A.D_PARAMS_KIND] = A.VALUE_ABSENT;
+      at = describeId(d, t[1], at);
+      M.HEAPF64[d + A.D_ERROR_KIND] = A.VALUE_OBJECT;
+      return describeError(d, t[2], t[3], t[4], at);
+  }
 }
 
 function numberOrNaN(v) {
@@ -130,9 +188,10 @@ function recId(F, r) {
 /**
  * The message of record `r` (an index in HEAPF64), releasing its outbound
  * payload handle from `out`; `text` points at the JSON of values the core
- * made itself (0: none).
+ * made itself (0: none). `tuples`: as a tuple (tuples.js), unless it
+ * carries metrics or params built around a payload (a chunk, progress).
  */
-export function message(out, r, text) {
+export function message(out, r, text, tuples = false) {
   const F = M.HEAPF64;
   const kind = F[r + A.R_KIND];
   const pay = F[r + A.R_PAY];
@@ -141,6 +200,7 @@ export function message(out, r, text) {
   else if (pay >= 0) v = out.release(pay);
   else if (pay === A.PAY_TEXT && text) v = JSON.parse(str(text + F[r + A.R_TEXT_P], F[r + A.R_TEXT_N]));
   const us = F[r + A.R_METRICS];
+  if (tuples && us === A.METRICS_NONE && F[r + A.R_VALUE] === A.PAY_NONE) return tuple(F, r, kind, pay, v);
   if (kind === A.MSG_RESULT) {
     const o = { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
     return us === A.METRICS_NONE ? o : withMetrics(o, us);
@@ -161,6 +221,26 @@ export function message(out, r, text) {
   const error = v === undefined ? { code, message: msg } : { code, message: msg, data: v };
   const o = { jsonrpc: '2.0', error, id: recId(F, r) };
   return us === A.METRICS_NONE ? o : withMetrics(o, us);
+}
+
+// Record `r` as a tuple; `v` its payload's value, `pay` its slot.
+function tuple(F, r, kind, pay, v) {
+  switch (kind) {
+    case A.MSG_RESULT: return [T_RESULT, recId(F, r), v === undefined ? null : v];
+    case A.MSG_REQUEST: {
+      const method = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
+      return pay === A.PAY_NONE ? [T_REQUEST, recId(F, r), method] : [T_REQUEST, recId(F, r), method, v];
+    }
+    case A.MSG_NOTIFICATION: {
+      const method = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
+      return pay === A.PAY_NONE ? [T_NOTIFICATION, method] : [T_NOTIFICATION, method, v];
+    }
+    default: {
+      const msg = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
+      return v === undefined ? [T_ERROR, recId(F, r), F[r + A.R_CODE], msg]
+        : [T_ERROR, recId(F, r), F[r + A.R_CODE], msg, v];
+    }
+  }
 }
 
 /** A payload the core hands to JS without giving it up (params, a result). */

@@ -4,7 +4,7 @@
 // panel. Plain ES modules; no bundler.
 import config from './config.js';
 import {
-  Peer, RPCError, ErrorCode, ready, coreVersion,
+  Peer, RPCError, ErrorCode, ready, coreVersion, asMessage,
   windowTransport, workerTransport, portTransport, webSocketTransport,
 } from '/js/index.js';
 import { serveDemo } from './methods.js';
@@ -76,11 +76,15 @@ function log(boundary, dir, msg, note) {
 $('#log-clear').addEventListener('click', () => { logEl.replaceChildren(); logTotal = 0; $('#log-count').textContent = '0 msgs'; });
 $('#log-errors-only').addEventListener('change', (e) => logEl.classList.toggle('errors-only', e.target.checked));
 
-/** Wraps a transport so every message in and out lands in the log. */
+/**
+ * Wraps a transport so every message in and out lands in the log, as the
+ * JSON-RPC it says (tuples, docs/protocol.md, shown as message objects).
+ */
 function logged(t, boundary) {
   return {
-    send(m) { log(boundary, 'out', m); t.send(m); },
-    onMessage(fn) { t.onMessage((d) => { log(boundary, 'in', d); fn(d); }); },
+    get tuples() { return t.tuples; },
+    send(m) { log(boundary, 'out', asMessage(m)); t.send(m); },
+    onMessage(fn) { t.onMessage((d) => { log(boundary, 'in', asMessage(d)); fn(d); }); },
     onClose: typeof t.onClose === 'function' ? (fn) => t.onClose(fn) : undefined,
     destroy() { t.destroy(); },
   };

@@ -1,5 +1,5 @@
 // What every transport returns: { send, onMessage, destroy, onClose,
-// onSendError }, built around a packer (../pack.js). Each transport file only
+// onSendError, tuples }, built around a packer (../pack.js). Each transport file only
 // says how to post, how to listen and how to notice the other side going away.
 import { createPacker } from '../pack.js';
 
@@ -33,6 +33,8 @@ export function makeTransport({ post, listen, unlisten, watchClose, mode, shallo
   const undoClose = watchClose ? watchClose(fireClose) : null;
   return {
     send: packer.send,
+    // The other side announced it reads tuples (js/pack.js): send them.
+    get tuples() { return packer.tuples(); },
     onMessage(h) { handler = h; },
     onClose(h) { closeHandlers.push(h); if (closed) h(); },
     onSendError: packer.onSendError,

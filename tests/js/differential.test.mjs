@@ -30,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 
 import { JSONRPCClient, JSONRPCServer, portTransport, ready } from '../../js/index.js';
 import { registerDiffMethods } from '../support/diff-methods.mjs';
+import { fromTuple } from '../support/wire.mjs';
 import { generateSequence, makeSequence, onlyNotifications, sequenceSeed } from '../support/diff-gen.mjs';
 import {
   JsPortTarget, JsWorkerTarget, NativeTarget, describeRun, runSequence, sameAnswers, shrink, signature, diffKey, ndjsonLines,
@@ -206,13 +207,15 @@ function childNdjsonTransport(child) {
   };
 }
 
-// Records what goes out and what comes back through a transport.
+// Records what goes out and what comes back through a transport (tuples as
+// the message objects they stand for).
 function tap(transport, log) {
   return {
-    send(msg) { log.entries.push(['out', msg]); transport.send(msg); },
+    get tuples() { return transport.tuples; },
+    send(msg, ...rest) { log.entries.push(['out', fromTuple(msg)]); transport.send(msg, ...rest); },
     onMessage(h) {
       transport.onMessage((m) => {
-        log.entries.push(['in', m]);
+        log.entries.push(['in', fromTuple(m)]);
         for (const w of log.waiters.splice(0)) w();
         h(m);
       });

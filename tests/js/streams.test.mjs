@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONRPCClient, JSONRPCServer, ErrorCode, RPCError, portTransport, heapUsed } from '../../js/index.js';
+import { fromTuple } from '../support/wire.mjs';
 
 const T = { timeout: 60000 };
 
@@ -273,7 +274,8 @@ test('a chunk received larger than max_stream_chunk fails the stream with -32600
   const seen = [];
   let cancelled;
   const cancelSeen = new Promise((r) => { cancelled = r; });
-  raw.onMessage((m) => {
+  raw.onMessage((t) => {
+    const m = fromTuple(t);  // raw announced tuples: the client sends them
     seen.push(m);
     if (m.method === 'big') raw.send({ jsonrpc: '2.0', method: '$/weft/chunk', params: { id: m.id, seq: 0, value: BIG } });
     if (m.method === '$/cancelRequest') cancelled(m);

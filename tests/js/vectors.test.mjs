@@ -3,7 +3,7 @@
 // the same C++ demo methods as the native runner (tests/vectors_test.cpp),
 // served by the test-only module (dist-test/, wasm/test_host.cpp). Three
 // transports: a direct in-process one, and a MessageChannel with and without
-// {pack:true}. Expected lines are compared as values (JSON.parse of both), so
+// {pack:true} (packed, messages also cross as tuples). Expected lines are compared as values (JSON.parse of both), so
 // a number id written 1.50 matches the 1.5 a JavaScript object carries.
 // Cases about decoding bytes (`# codec:` in the case, or input that is not
 // JSON text, as in §7's parse-error examples) are the native runner's.
@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Peer, ready, portTransport } from '../../dist-test/js/index.js';
 import { loadModule } from '../../dist-test/js/loader.js';
+import { fromTuple, toTuple } from '../support/wire.mjs';
 
 const dir = new URL('../vectors/peer/', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.txt')).sort();
@@ -50,6 +51,8 @@ function fakeClock() {
 }
 
 const turn = () => new Promise((r) => setImmediate(r));
+// Tuples the peer sent and read (mode port-pack), so that the run shows it used them.
+const tupleCount = { in: 0, out: 0 };
 
 // The other end of the wire, per transport mode: post(obj), out (received).
 function wire(mode) {
@@ -72,11 +75,21 @@ function wire(mode) {
   // in order. That answer (-32601 for an unknown method) is taken out again.
   let sentinels = 0;
   let arrived = null;
-  other.onMessage((m) => {
+  // Packing, both ends are weft transports that read tuples: the peer
+  // answers in tuples, and the vectors' messages go as tuples wherever one
+  // says exactly what the message says (support/wire.mjs).
+  const tuples = mode === 'port-pack';
+  other.onMessage((t) => {
+    if (Array.isArray(t) && typeof t[0] === 'bigint') tupleCount.in++;
+    const m = tuples ? fromTuple(t) : t;
     if (m && typeof m.id === 'string' && m.id.startsWith('vectors-sentinel-')) arrived?.(m.id);
     else w.out.push(m);
   });
-  w.post = (m) => other.send(m);
+  w.post = (m) => {
+    const t = tuples ? toTuple(m) : m;
+    if (t !== m && !Array.isArray(m)) tupleCount.out++;
+    other.send(t);
+  };
   const roundTrip = async () => {
     const id = `vectors-sentinel-${++sentinels}`;
     const done = new Promise((resolve) => { arrived = (got) => { if (got === id) resolve(); }; });
@@ -241,5 +254,9 @@ for (const mode of ['direct', 'port', 'port-pack']) {
     }
     t.diagnostic(`${cases} cases replayed; ${textOnly} codec cases left to the native runner`);
     assert.ok(cases > 40);
+    if (mode === 'port-pack') {
+      t.diagnostic(`tuples: ${tupleCount.out} sent to the peer, ${tupleCount.in} answered`);
+      assert.ok(tupleCount.out > 50 && tupleCount.in > 100, 'the packed mode exchanged tuples both ways');
+    }
   });
 }

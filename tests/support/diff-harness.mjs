@@ -3,7 +3,10 @@
 //
 // A target takes raw JSON values and collects every frame its server sends
 // back (a pack frame {"weft/pack": [...]} is unpacked, in order; the
-// transport's one-time announcement, support/wire.mjs, is left out). After each
+// transport's one-time announcement, support/wire.mjs, is left out). A packed
+// target talks as a weft client with default options does once the two have
+// met: it announces, sends packed and in tuples wherever a tuple says the
+// same, and reads the tuples it is answered in. After each
 // sequence a sentinel request is sent; its answer says the sequence is done
 // (wait on events, never sleep). The sentinel is `echo`, or a `sleep` longer
 // than every sleep of the sequence when it has some; the sequence is done when
@@ -15,7 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { JSONRPCServer, portTransport, ready } from '../../js/index.js';
 import { registerDiffMethods } from './diff-methods.mjs';
 import { collectSleepIds, isJsonRpc, makeSequence, maxSleep } from './diff-gen.mjs';
-import { isAnnouncement } from './wire.mjs';
+import { ANNOUNCEMENT, fromTuple, isAnnouncement, toTuple } from './wire.mjs';
 
 const PACK_KEY = 'weft/pack';
 
@@ -36,10 +39,21 @@ export function ndjsonLines(stream, onLine) {
 
 function unpack(data, out) {
   if (data !== null && typeof data === 'object' && !Array.isArray(data) && Array.isArray(data[PACK_KEY]) && !('jsonrpc' in data)) {
-    for (const m of data[PACK_KEY]) out.push(m);
+    for (const m of data[PACK_KEY]) out.push(fromTuple(m));
   } else if (!isAnnouncement(data)) {
-    out.push(data);
+    out.push(fromTuple(data));
   }
+}
+
+// What a packed target posts for `msgs`: announced once, then packed, as
+// tuples where they say the same (support/wire.mjs).
+function packedPosts(target, msgs) {
+  const posts = [];
+  if (!target.announced) { target.announced = true; posts.push(ANNOUNCEMENT); }
+  const t = msgs.map(toTuple);
+  if (t.length > 1) posts.push({ [PACK_KEY]: t });
+  else posts.push(...t);
+  return posts;
 }
 
 class Target {
@@ -93,9 +107,7 @@ export class JsPortTarget extends Target {
   }
   async start() { await ready; }
   send(msgs) {
-    // The packed run also sends packed, as a weft client with pack: true would.
-    if (this.packed && msgs.length > 1) this.port.postMessage({ [PACK_KEY]: msgs });
-    else for (const m of msgs) this.port.postMessage(m);
+    for (const m of this.packed ? packedPosts(this, msgs) : msgs) this.port.postMessage(m);
   }
   close() { this.server.destroy(); this.port.close(); }
 }
@@ -119,8 +131,7 @@ export class JsWorkerTarget extends Target {
   }
   start() { return this.up; }
   send(msgs) {
-    if (this.packed && msgs.length > 1) this.worker.postMessage({ [PACK_KEY]: msgs });
-    else for (const m of msgs) this.worker.postMessage(m);
+    for (const m of this.packed ? packedPosts(this, msgs) : msgs) this.worker.postMessage(m);
   }
   close() { this.worker.removeAllListeners('exit'); return this.worker.terminate(); }
 }

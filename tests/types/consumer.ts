@@ -2,7 +2,7 @@
 // uses it, under --strict: every line must compile, and the inferred types are
 // checked with expect<Equal<…>>. Run by tests/js/types.test.mjs.
 import {
-  JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, ready, heapUsed, coreVersion,
+  JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, ready, heapUsed, coreVersion, asMessage,
   windowTransport, portTransport, workerTransport, selfTransport, webSocketTransport,
 } from 'weft-rpc';
 import type {
@@ -10,7 +10,7 @@ import type {
   NotificationHandler, Params, ParamSpec, BatchEntry, Clock, DiagnosticKind, RPCTransport,
   PostMessageTransport, PostMessageTransportOptions, JSONRPCMessage, JSONRPCRequest, JSONRPCNotification,
   JSONRPCResponse, JSONRPCSuccessResponse, JSONRPCErrorResponse, PortLike, WorkerLike, PostTarget, MessageSource, WebSocketLike, ConnectionTransport,
-  ResponseMetrics,
+  ResponseMetrics, JSONRPCTuple, WireMessage,
 } from 'weft-rpc';
 import { expect, type Equal } from './util.js';
 
@@ -39,7 +39,11 @@ export async function untyped(): Promise<void> {
   const pack: PostMessageTransportOptions = { pack: 'auto' };
   const t1: PostMessageTransport = portTransport(port1, { pack: true });
   const t2 = portTransport(port2, pack);
-  t2.onSendError((message: JSONRPCMessage | JSONRPCMessage[], error: unknown) => { void [message, error]; });
+  t2.onSendError((message: WireMessage, error: unknown) => { void [message, error]; });
+  const sendsTuples: boolean = t2.tuples;
+  const tuple: JSONRPCTuple = [0n, 1, 'add', [1, 2]];
+  const shown: JSONRPCMessage | JSONRPCMessage[] = asMessage(tuple);
+  void [sendsTuples, tuple, shown];
   t2.onClose(() => {});
   const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   const wt: PostMessageTransport = workerTransport(worker, { pack: false });
@@ -62,9 +66,10 @@ export async function untyped(): Promise<void> {
   const sockets: WebSocketLike[] = [socket];
   void [wt, st, ports, workers, targets, sources, wst, sockets];
 
-  // A transport of one's own: send/onMessage, destroy/onClose/onSendError optional.
+  // A transport of one's own: send/onMessage, destroy/onClose/onSendError
+  // optional; without `tuples` it is sent JSON-RPC messages only.
   const custom: RPCTransport = {
-    send(message) { const m: JSONRPCMessage | JSONRPCMessage[] = message; void m; },
+    send(message) { const m: WireMessage = message; void m; },
     onMessage(handler) { handler({ jsonrpc: '2.0', method: 'x' }); },
   };
 

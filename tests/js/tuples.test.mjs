@@ -1,0 +1,228 @@
+// Tuples (docs/protocol.md, "Tuples"): the compact form two weft postMessage
+// ends use once each has announced that it reads them. One case per rule;
+// the wire is read raw on the ports, and tuples are checked against the
+// format as support/wire.mjs writes it from the document.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, asMessage, portTransport, ready } from '../../js/index.js';
+import { ANNOUNCEMENT, fromTuple, isAnnouncement, toTuple } from '../support/wire.mjs';
+
+const T = { timeout: 15000 };
+const isTuple = (m) => Array.isArray(m) && typeof m[0] === 'bigint';
+
+// Resolves once cond() holds, checked on every message event of `port`.
+function when(port, cond) {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!cond()) return;
+      port.removeEventListener('message', check);
+      resolve();
+    };
+    port.addEventListener('message', check);
+    check();
+  });
+}
+
+// A JSONRPCServer on port2 (transport options `opts`, endpoint options
+// `eopts`); the test is the other end, raw, on port1: post() sends, `got`
+// holds what arrived.
+function rawPeer(opts, eopts) {
+  const { port1, port2 } = new MessageChannel();
+  const server = new JSONRPCServer(portTransport(port2, opts), eopts);
+  server.method('echo', (p) => p);
+  server.method('fail', (p) => { throw new RPCError(p.code, p.message, p.data); });
+  server.method('none', () => undefined);
+  const got = [];
+  port1.addEventListener('message', (ev) => { if (!isAnnouncement(ev.data)) got.push(ev.data); });
+  port1.start();
+  return {
+    server, got, post: (m) => port1.postMessage(m),
+    arrived: (n) => when(port1, () => got.length >= n),
+    waitFor: (cond) => when(port1, cond),
+    done: () => { server.destroy(); port1.close(); },
+  };
+}
+
+const req = (id, method, params) => (params === undefined ? { jsonrpc: '2.0', method, id } : { jsonrpc: '2.0', method, params, id });
+
+test('tuples: two weft ends with default options send tuples once each has read the other\'s announcement', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const toServer = [];
+  const toClient = [];
+  port2.addEventListener('message', (ev) => toServer.push(ev.data));
+  port1.addEventListener('message', (ev) => toClient.push(ev.data));
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('add', ({ a, b }) => a + b);
+  const client = new JSONRPCClient(portTransport(port1));
+  try {
+    assert.equal(await client.request('add', { a: 1, b: 2 }), 3);
+    assert.equal(await client.request('add', { a: 2, b: 3 }), 5);
+    // The first request leaves before the server's announcement arrives.
+    assert.deepEqual(toServer, [ANNOUNCEMENT, req(1, 'add', { a: 1, b: 2 }), [0n, 2, 'add', { a: 2, b: 3 }]]);
+    // The server read the client's announcement first: it answers in tuples.
+    assert.deepEqual(toClient, [ANNOUNCEMENT, [2n, 1, 3], [2n, 2, 5]]);
+    assert.equal(client.stats().payloads, 0);
+    assert.equal(server.stats().payloads, 0);
+  } finally { client.destroy(); server.destroy(); }
+});
+
+test('tuples: every kind of message says over tuples what it says as an object', T, async () => {
+  await ready;
+  const values = [null, true, false, 0, -1.5, '', 'é ✓ 😀', [], [1, [2]], {}, { a: { b: null } }];
+  const run = async (pack) => {
+    const { port1, port2 } = new MessageChannel();
+    const server = new JSONRPCServer(portTransport(port2, { pack }));
+    const notes = [];
+    server.method('echo', (p) => p);
+    server.method('none', () => undefined);
+    server.method('fail', (p) => { throw new RPCError(p.code, p.message, p.data); });
+    server.onNotify('note', (p) => { notes.push(p); });
+    const client = new JSONRPCClient(portTransport(port1, { pack }));
+    const out = [];
+    const settle = (p) => p.then((v) => ['ok', v], (e) => ['err', e.code, e.message, e.data]);
+    try {
+      out.push(await settle(client.request('none')));
+      out.push(await settle(client.request('echo')));  // no params: the method answers undefined → null
+      for (const v of values) {
+        out.push(await settle(client.request('echo', [v])));
+        out.push(await settle(client.request('fail', { code: 7, message: 'seven', data: v })));
+        client.notify('note', [v]);
+      }
+      out.push(await settle(client.request('fail', { code: -32099, message: 'no data' })));
+      out.push(await settle(client.request('nope', { x: 1 })));
+      out.push(await Promise.all(client.batch([
+        { method: 'echo', params: [1] }, { method: 'fail', params: { code: 1, message: 'm', data: [null] } },
+        { method: 'note', params: ['in a batch'], notification: true }, { method: 'nope' },
+      ]).map(settle)));
+      out.push(await settle(client.request('echo', ['last'])));  // after every notification
+      out.push(notes);
+      assert.equal(client.stats().payloads, 0);
+      assert.equal(server.stats().payloads, 0);
+      return out;
+    } finally { client.destroy(); server.destroy(); }
+  };
+  assert.deepEqual(await run('auto'), await run(false));
+});
+
+test('tuples: a weft end answers plain JSON-RPC to a peer that did not announce tuples', T, async () => {
+  await ready;
+  for (const announcement of [null, { jsonrpc: '2.0', method: '$/weft/pack' }]) {
+    const p = rawPeer();
+    try {
+      if (announcement) p.post(announcement);
+      p.post(req(1, 'echo', [1]));
+      p.post(req(2, 'fail', { code: 7, message: 'm', data: 1 }));
+      await p.arrived(2);
+      assert.deepEqual(p.got.flatMap((f) => f['weft/pack'] ?? [f]), [
+        { jsonrpc: '2.0', result: [1], id: 1 },
+        { jsonrpc: '2.0', error: { code: 7, message: 'm', data: 1 }, id: 2 },
+      ]);
+    } finally { p.done(); }
+  }
+});
+
+test('tuples: pack: false sends plain JSON-RPC even to a peer that announced tuples', T, async () => {
+  await ready;
+  const p = rawPeer({ pack: false });
+  try {
+    p.post(ANNOUNCEMENT);
+    p.post([0n, 1, 'echo', [1]]);  // and still reads them
+    await p.arrived(1);
+    assert.deepEqual(p.got, [{ jsonrpc: '2.0', result: [1], id: 1 }]);
+  } finally { p.done(); }
+});
+
+// ignoreForeign: false, so that what is not JSON-RPC is answered, not ignored.
+test('tuples: no JSON value is read as a tuple (an array of numbers is a batch)', T, async () => {
+  await ready;
+  const p = rawPeer(undefined, { ignoreForeign: false });
+  try {
+    p.post(ANNOUNCEMENT);
+    p.post([0, 1, 'echo', [1]]);
+    await p.arrived(1);
+    const answer = fromTuple(p.got[0]);
+    assert.ok(Array.isArray(answer) && answer.length === 4, 'a batch of four invalid elements');
+    for (const e of answer) assert.deepEqual([e.id, e.error.code], [null, ErrorCode.InvalidRequest]);
+  } finally { p.done(); }
+});
+
+test('tuples: a tuple whose first element is no message kind is not a message (Invalid Request, or ignored as foreign)', T, async () => {
+  await ready;
+  const p = rawPeer(undefined, { ignoreForeign: false });
+  const quiet = rawPeer();
+  try {
+    for (const x of [p, quiet]) {
+      x.post(ANNOUNCEMENT);
+      x.post([9n, 1, 'echo', [1]]);
+      x.post([-1n]);
+      x.post([0n, 'last', 'echo', [1]]);
+    }
+    await p.arrived(3);
+    await quiet.arrived(1);
+    assert.deepEqual(quiet.got, [[2n, 'last', [1]]], 'the default (ignoreForeign) ignores them');
+    assert.deepEqual(p.got[2], [2n, 'last', [1]]);
+    for (const t of p.got.slice(0, 2)) {
+      assert.ok(isTuple(t), 'answered in a tuple: the peer announced them');
+      const m = fromTuple(t);
+      assert.deepEqual([m.id, m.error.code], [null, ErrorCode.InvalidRequest]);
+    }
+  } finally { p.done(); quiet.done(); }
+});
+
+test('tuples: a tuple is judged as the object it stands for (wrong member types, batches)', T, async () => {
+  await ready;
+  const cases = [
+    req(1, 7), req(2, null), req(3, 'echo', 5), req(4, 'echo', 'x'), req({}, 'echo', [1]), req([1], 'echo'),
+    req(5, '', [1]), req(6, 'rpc.nope'), req(1.5, 'echo', [1]), req(2 ** 60, 'echo', [2]), req(-0, 'echo', [3]),
+    { jsonrpc: '2.0', method: 'echo', params: [1] }, { jsonrpc: '2.0', method: 3 },
+    { jsonrpc: '2.0', result: 1, id: 99 }, { jsonrpc: '2.0', error: { code: 1, message: 'x' }, id: 98 },
+    [req(7, 'echo', [7]), { jsonrpc: '2.0', method: 'echo' }, 1, req(8, 9)],
+    [],
+  ];
+  const answers = async (encode) => {
+    const p = rawPeer();
+    try {
+      p.post(ANNOUNCEMENT);
+      for (const m of cases) p.post(encode(m));
+      // The answer to a last request: everything before it is answered.
+      p.post(encode(req('end', 'echo', ['end'])));
+      await p.waitFor(() => p.got.some((f) => fromTuple(f)?.id === 'end'));
+      return p.got.map(fromTuple);
+    } finally { p.done(); }
+  };
+  const asObjects = await answers((m) => m);
+  const asTuples = await answers(toTuple);
+  assert.ok(cases.filter((m) => toTuple(m) !== m).length >= 12, 'most cases are expressible as tuples');
+  assert.deepEqual(asTuples, asObjects);
+});
+
+test('tuples: a call whose tuple cannot be cloned rejects -32002 with the clone error as cause', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('echo', (p) => p);
+  const client = new JSONRPCClient(portTransport(port1));
+  try {
+    assert.deepEqual(await client.request('echo', [1]), [1]);  // announcements exchanged
+    await assert.rejects(client.request('echo', [() => 1]),
+      (e) => e instanceof RPCError && e.code === ErrorCode.Closed && /Transport send failed/.test(e.message) && e.cause?.name === 'DataCloneError');
+    assert.deepEqual(await client.request('echo', [2]), [2]);
+    assert.equal(client.stats().payloads, 0);
+  } finally { client.destroy(); server.destroy(); }
+});
+
+test('tuples: asMessage() shows what a wire value says as JSON-RPC (for logs)', () => {
+  const objects = [
+    req(1, 'add', [1, 2]), req('a', 'none'), { jsonrpc: '2.0', method: 'note', params: {} }, { jsonrpc: '2.0', method: 'note' },
+    { jsonrpc: '2.0', result: null, id: 1 }, { jsonrpc: '2.0', error: { code: 7, message: 'm' }, id: null },
+    { jsonrpc: '2.0', error: { code: 7, message: 'm', data: [0] }, id: 2 },
+  ];
+  for (const m of objects) {
+    assert.notStrictEqual(toTuple(m), m, 'each is expressible as a tuple');
+    assert.deepEqual(asMessage(toTuple(m)), m);
+    assert.equal(asMessage(m), m, 'a message object is returned as it is');
+  }
+  assert.deepEqual(asMessage(objects.map(toTuple)), objects, 'a batch of tuples');
+  for (const x of [[1, 2], [], 'x', null, 5, { a: 1 }]) assert.equal(asMessage(x), x, 'not a tuple: as it is');
+});
