@@ -130,36 +130,46 @@ export function describe(d, m, at) {
  * element is described as the array it is: not a message.
  */
 export function describeTuple(d, t, at) {
-  const F = M.HEAPF64;
-  const tag = t[0];
-  if (tag !== T_REQUEST && tag !== T_NOTIFICATION && tag !== T_RESULT && tag !== T_ERROR) {
-    F[d + A.D_SHAPE] = A.VALUE_ARRAY;
-    return at;
-  }
-  begin(F, d);
-  at = scalar(d, A.D_JSONRPC_KIND, '2.0', at);
-  const F2 = M.HEAPF64;
-  F2[d + A.D_ERROR_KIND] = A.VALUE_ABSENT;
-  switch (tag) {
+  switch (t[0]) {  // one comparison per kind: BigInt equality is a call
     case T_REQUEST:
+      at = head(d, A.VALUE_ABSENT, at);
       at = scalar(d, A.D_METHOD_KIND, t[2], at);
       at = describeId(d, t[1], at);
       return describeParams(d, t[3], at);
-    case T_NOTIFICATION:
-      F2[d + A.D_ID_KIND] = A.VALUE_ABSENT;
-      at = scalar(d, A.D_METHOD_KIND, t[1], at);
-      return describeParams(d, t[2], at);
     case T_RESULT:
-      F2[d + A.D_METHOD_KIND] = F2[d + A.D_PARAMS_KIND] = A.VALUE_ABSENT;
+      at = head(d, A.VALUE_ABSENT, at);
+      noCall(d);
       at = describeId(d, t[1], at);
       if (t.length > 2) describeResult(d, t[2]);
       return at;
-    default:  // T_ERROR
-      F2[d + A.D_METHOD_KIND] = F2[d + A.D_PARAMS_KIND] = A.VALUE_ABSENT;
+    case T_NOTIFICATION:
+      at = head(d, A.VALUE_ABSENT, at);
+      M.HEAPF64[d + A.D_ID_KIND] = A.VALUE_ABSENT;
+      at = scalar(d, A.D_METHOD_KIND, t[1], at);
+      return describeParams(d, t[2], at);
+    case T_ERROR:
+      at = head(d, A.VALUE_OBJECT, at);
+      noCall(d);
       at = describeId(d, t[1], at);
-      M.HEAPF64[d + A.D_ERROR_KIND] = A.VALUE_OBJECT;
       return describeError(d, t[2], t[3], t[4], at);
+    default:
+      M.HEAPF64[d + A.D_SHAPE] = A.VALUE_ARRAY;
+      return at;
   }
+}
+
+// A tuple's implied members: an object, "jsonrpc": "2.0", the error's kind.
+function head(d, errorKind, at) {
+  begin(M.HEAPF64, d);
+  at = scalar(d, A.D_JSONRPC_KIND, '2.0', at);
+  M.HEAPF64[d + A.D_ERROR_KIND] = errorKind;
+  return at;
+}
+
+// A response tuple has no method and no params.
+function noCall(d) {
+  const F = M.HEAPF64;
+  F[d + A.D_METHOD_KIND] = F[d + A.D_PARAMS_KIND] = A.VALUE_ABSENT;
 }
 
 function numberOrNaN(v) {
