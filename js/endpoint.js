@@ -152,6 +152,10 @@ export class Endpoint {
     const r = recs >> 3;
     const tuples = this.transport.tuples === true;
     const request = !batch && M.HEAPF64[r + A.R_KIND] === A.MSG_REQUEST;
+    // The request of the call weft_call is making: its id is known from
+    // here, before weft_call returns it, so that a send error finds the call.
+    const c = this.calling;
+    if (request && c !== null && c.id === 0 && M.HEAPF64[r + A.R_ID_KIND] === A.ID_INT) c.id = M.HEAPF64[r + A.R_ID_A];
     let o;
     if (batch) {
       o = new Array(count);
@@ -178,10 +182,9 @@ export class Endpoint {
   }
 
   // A request that could not be sent: its call's rejection gets `e` as cause.
-  // Sent from inside weft_call, it is that call's: its id is not known yet.
   _noteSendError(m, e) {
     if (m === null || typeof m !== 'object' || typeof m.method !== 'string' || typeof m.id !== 'number') return;
-    const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === m.id) ?? this.calling;
+    const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === m.id);
     if (rec) rec.sendError = e;
   }
 
@@ -297,9 +300,13 @@ export class Endpoint {
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
     const mlen = put(typeof method === 'string' ? method : String(method));
     this.calling = rec;
-    const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
-      rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
-    this.calling = null;
+    let id;
+    try {
+      id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
+        rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
+    } finally {
+      this.calling = null;
+    }
     if (id === 0) {
       this._untoken(token);
       rec.reject(lastError());

@@ -35,7 +35,11 @@ export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCRespo
  * params?]`, `[1n, method, params?]`, `[2n, id, result]`, `[3n, id, code,
  * message, data?]`.
  */
-export type JSONRPCTuple = readonly [bigint, ...unknown[]];
+export type JSONRPCTuple =
+  | readonly [0n, number | string | null, string, unknown?]
+  | readonly [1n, string, unknown?]
+  | readonly [2n, number | string | null, unknown]
+  | readonly [3n, number | string | null, number, string, unknown?];
 /** What an endpoint hands its transport: a message, a tuple, or a batch of them. */
 export type WireMessage = JSONRPCMessage | JSONRPCTuple | (JSONRPCMessage | JSONRPCTuple)[];
 /**

@@ -57,7 +57,8 @@ export function plainOf(m) {
       : { jsonrpc: '2.0', method: m[2], id: m[1] };
     case T_NOTIFICATION: return m.length > 2 ? { jsonrpc: '2.0', method: m[1], params: m[2] }
       : { jsonrpc: '2.0', method: m[1] };
-    case T_RESULT: return { jsonrpc: '2.0', result: m[2], id: m[1] };
+    // Without a third element there is no result member (wire.js reads it so).
+    case T_RESULT: return m.length > 2 ? { jsonrpc: '2.0', result: m[2], id: m[1] } : { jsonrpc: '2.0', id: m[1] };
     case T_ERROR: {
       const error = m.length > 4 ? { code: m[2], message: m[3], data: m[4] } : { code: m[2], message: m[3] };
       return { jsonrpc: '2.0', error, id: m[1] };

@@ -83,7 +83,8 @@ $('#log-errors-only').addEventListener('change', (e) => logEl.classList.toggle('
 function logged(t, boundary) {
   return {
     get tuples() { return t.tuples; },
-    send(m) { log(boundary, 'out', asMessage(m)); t.send(m); },
+    send(m, ...rest) { log(boundary, 'out', asMessage(m)); t.send(m, ...rest); },
+    onSendError: typeof t.onSendError === 'function' ? (fn) => t.onSendError(fn) : undefined,
     onMessage(fn) { t.onMessage((d) => { log(boundary, 'in', asMessage(d)); fn(d); }); },
     onClose: typeof t.onClose === 'function' ? (fn) => t.onClose(fn) : undefined,
     destroy() { t.destroy(); },

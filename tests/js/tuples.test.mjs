@@ -70,8 +70,10 @@ test('tuples: two weft ends with default options send tuples once each has read 
 test('tuples: every kind of message says over tuples what it says as an object', T, async () => {
   await ready;
   const values = [null, true, false, 0, -1.5, '', 'é ✓ 😀', [], [1, [2]], {}, { a: { b: null } }];
+  const wire = [];  // what crossed, both ways, in the 'auto' run
   const run = async (pack) => {
     const { port1, port2 } = new MessageChannel();
+    if (pack === 'auto') for (const p of [port1, port2]) p.addEventListener('message', (ev) => wire.push(ev.data));
     const server = new JSONRPCServer(portTransport(port2, { pack }));
     const notes = [];
     server.method('echo', (p) => p);
@@ -103,6 +105,13 @@ test('tuples: every kind of message says over tuples what it says as an object',
     } finally { client.destroy(); server.destroy(); }
   };
   assert.deepEqual(await run('auto'), await run(false));
+  // Every kind crossed as a tuple: requests, notifications, results and
+  // errors (with and without data), and batches of them.
+  const all = wire.flatMap((f) => f?.['weft/pack'] ?? [f]).flatMap((m) => (Array.isArray(m) && !isTuple(m) ? m : [m]));
+  const kinds = new Set(all.filter(isTuple).map((t) => `${t[0]}:${t.length}`));
+  for (const k of ['0:3', '0:4', '1:3', '2:3', '3:4', '3:5']) assert.ok(kinds.has(k), `a tuple of kind ${k} crossed`);
+  assert.ok(wire.some((f) => Array.isArray(f) && !isTuple(f) && f.every(isTuple)), 'a batch of tuples crossed');
+  assert.ok(all.filter(isTuple).length > all.length / 2, 'most messages were tuples');
 });
 
 test('tuples: a weft end answers plain JSON-RPC to a peer that did not announce tuples', T, async () => {
@@ -193,8 +202,64 @@ test('tuples: a tuple is judged as the object it stands for (wrong member types,
   };
   const asObjects = await answers((m) => m);
   const asTuples = await answers(toTuple);
-  assert.ok(cases.filter((m) => toTuple(m) !== m).length >= 12, 'most cases are expressible as tuples');
+  assert.ok(cases.filter((m) => isTuple(toTuple(m))).length >= 12, 'most single messages are expressible as tuples');
   assert.deepEqual(asTuples, asObjects);
+});
+
+test('tuples: an answer tuple to a pending call is judged as the object it stands for', T, async () => {
+  await ready;
+  const answers = [
+    [{ jsonrpc: '2.0', result: 5, id: 1 }, [2n, 1, 5]],
+    [{ jsonrpc: '2.0', result: null, id: 1 }, [2n, 1, null]],
+    [{ jsonrpc: '2.0', id: 1 }, [2n, 1]],  // no result: not a response
+    [{ jsonrpc: '2.0', error: { code: 7, message: 'm', data: [1] }, id: 1 }, [3n, 1, 7, 'm', [1]]],
+    [{ jsonrpc: '2.0', error: { code: 1.5, message: 'm' }, id: 1 }, [3n, 1, 1.5, 'm']],  // not an integer code
+    [{ jsonrpc: '2.0', error: { code: 7, message: 8 }, id: 1 }, [3n, 1, 7, 8]],  // not a string message
+  ];
+  const outcome = async (answer) => {
+    const { port1, port2 } = new MessageChannel();
+    const diags = [];
+    const client = new JSONRPCClient(portTransport(port1), { onDiagnostic: (k) => diags.push(k) });
+    port2.addEventListener('message', (ev) => { if (!isAnnouncement(ev.data)) port2.postMessage(answer); });
+    port2.start();
+    try {
+      const r = await client.request('m', [], { timeout: 300 }).then((v) => ['ok', v], (e) => ['err', e.code, e.message, e.data]);
+      return [r, diags];
+    } finally { client.destroy(); port2.close(); }
+  };
+  for (const [object, tuple] of answers) {
+    assert.deepEqual(fromTuple(tuple), object, 'the tuple stands for the object');
+    assert.deepEqual(await outcome(tuple), await outcome(object), JSON.stringify(object));
+  }
+});
+
+test('tuples: a send error found while flushing inside another call stays with its own request', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('echo', (p) => p);
+  server.method('hold', () => new Promise(() => {}));
+  const warnings = [];
+  const client = new JSONRPCClient(portTransport(port1), { onDiagnostic: (k) => warnings.push(k) });
+  try {
+    assert.deepEqual(await client.request('echo', [1]), [1]);  // announcements exchanged
+    const held = client.request('hold').catch((e) => e);  // a call pending: the next ones are queued
+    const ac = new AbortController();
+    const a = client.request('echo', [() => 1], { signal: ac.signal }).catch((e) => e);
+    ac.abort();
+    // Bulky: posted at once from inside its weft_call, after flushing the
+    // queue, where a's request fails to clone.
+    const b = client.request('hold', ['x'.repeat(10000)]).catch((e) => e);
+    const ea = await a;
+    assert.equal(ea.code, ErrorCode.RequestCancelled);
+    assert.deepEqual(await client.request('echo', [2]), [2]);  // b reached the server before it
+    client.destroy();
+    for (const e of [await held, await b]) {
+      assert.equal(e.code, ErrorCode.Closed);
+      assert.equal(e.message, 'Endpoint destroyed');
+      assert.equal(e.cause, undefined, 'not blamed for the clone error of another request');
+    }
+  } finally { client.destroy(); server.destroy(); }
 });
 
 test('tuples: a call whose tuple cannot be cloned rejects -32002 with the clone error as cause', T, async () => {

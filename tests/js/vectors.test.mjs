@@ -51,7 +51,8 @@ function fakeClock() {
 }
 
 const turn = () => new Promise((r) => setImmediate(r));
-// Tuples the peer sent and read (mode port-pack), so that the run shows it used them.
+// Tuples (or batches of them) the peer sent besides the sentinels' answers,
+// and tuples it was sent (mode port-pack): the run shows both ways were used.
 const tupleCount = { in: 0, out: 0 };
 
 // The other end of the wire, per transport mode: post(obj), out (received).
@@ -80,10 +81,13 @@ function wire(mode) {
   // says exactly what the message says (support/wire.mjs).
   const tuples = mode === 'port-pack';
   other.onMessage((t) => {
-    if (Array.isArray(t) && typeof t[0] === 'bigint') tupleCount.in++;
     const m = tuples ? fromTuple(t) : t;
-    if (m && typeof m.id === 'string' && m.id.startsWith('vectors-sentinel-')) arrived?.(m.id);
-    else w.out.push(m);
+    if (m && typeof m.id === 'string' && m.id.startsWith('vectors-sentinel-')) {
+      arrived?.(m.id);
+    } else {
+      if (Array.isArray(t) && (typeof t[0] === 'bigint' || t.some((e) => Array.isArray(e) && typeof e[0] === 'bigint'))) tupleCount.in++;
+      w.out.push(m);
+    }
   });
   w.post = (m) => {
     const t = tuples ? toTuple(m) : m;
@@ -256,7 +260,7 @@ for (const mode of ['direct', 'port', 'port-pack']) {
     assert.ok(cases > 40);
     if (mode === 'port-pack') {
       t.diagnostic(`tuples: ${tupleCount.out} sent to the peer, ${tupleCount.in} answered`);
-      assert.ok(tupleCount.out > 50 && tupleCount.in > 100, 'the packed mode exchanged tuples both ways');
+      assert.ok(tupleCount.out > 50 && tupleCount.in > 50, 'the packed mode exchanged tuples both ways');
     }
   });
 }

@@ -44,7 +44,7 @@ export function fromTuple(m) {
   switch (m[0]) {
     case 0n: return m.length > 3 ? { jsonrpc: '2.0', method: m[2], params: m[3], id: m[1] } : { jsonrpc: '2.0', method: m[2], id: m[1] };
     case 1n: return m.length > 2 ? { jsonrpc: '2.0', method: m[1], params: m[2] } : { jsonrpc: '2.0', method: m[1] };
-    case 2n: return { jsonrpc: '2.0', result: m[2], id: m[1] };
+    case 2n: return m.length > 2 ? { jsonrpc: '2.0', result: m[2], id: m[1] } : { jsonrpc: '2.0', id: m[1] };
     case 3n: return { jsonrpc: '2.0', error: m.length > 4 ? { code: m[2], message: m[3], data: m[4] } : { code: m[2], message: m[3] }, id: m[1] };
     default: throw new Error(`not a tuple: first element ${m[0]}`);
   }
