@@ -3,8 +3,9 @@
 //    payloads as inbound handles; the core rebuilds and judges them. A
 //    tuple (tuples.js) is described member for member as the object it
 //    stands for;
-//  * outgoing: records (R_*) → plain JSON-RPC objects, or tuples where both
-//    ends read them, releasing outbound payload handles (payloads.js).
+//  * outgoing: records (R_*) → plain JSON-RPC objects, or tuples where the
+//    other end announced it reads them, releasing outbound payload handles
+//    (payloads.js).
 // Nothing here decides what is valid: a wrong type is described as what it
 // is, and the core answers it.
 import * as A from '../dist/weft_abi.js';
