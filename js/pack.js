@@ -30,7 +30,7 @@
 // tuples (js/tuples.js), the compact form of a message that structured clone
 // copies faster than an object with named members. Every weft endpoint reads
 // them; one sends them only once the other side's announcement said so
-// (tuples() is true). What a message says is unchanged: the core sees the
+// (onTuples is called). What a message says is unchanged: the core sees the
 // same descriptor either way.
 //
 // Send errors. Unpacked, a port or worker transport's send() posts at once
@@ -112,6 +112,8 @@ export function packMode(options, who) {
  * Packing for one transport, both ways.
  *   post(msg)   posts one message or frame now; may throw (e.g. DataCloneError).
  *   mode        what packMode() returned.
+ *   onTuples    called once, when the other side announces it reads tuples:
+ *               the endpoint sends them from then on.
  *   shallowPosts  every message waits for the flush, packing or not (then
  *               posted one by one), and a bulky one is posted alone in its
  *               place (windowTransport: its file says why); otherwise send()
@@ -128,14 +130,12 @@ export function packMode(options, who) {
  *                          the announcement makes 'auto' pack from then on —
  *                          already for what deliver sends in reply; the
  *                          announcement itself is not delivered;
- *   tuples()               true once the other side announced it reads
- *                          tuples: the endpoint then sends them;
  *   onSendError(fn)        fn(message, error) for each message a flush could
  *                          not post (null: console.warn);
  *   close()                flushes what is queued, synchronously, once; from
  *                          then on send() posts at once and fn is dropped.
  */
-export function createPacker(post, mode, shallowPosts = false) {
+export function createPacker(post, mode, onTuples, shallowPosts = false) {
   let packing = mode === true;
   let announce = mode !== false;  // not yet announced
   let peerTuples = false;  // the other side announced it reads tuples
@@ -241,7 +241,10 @@ export function createPacker(post, mode, shallowPosts = false) {
       if (isAnnouncement(data)) {
         if (mode === 'auto') packing = true;
         // pack: false sends plain JSON-RPC only.
-        if (mode !== false && data.params?.tuples === 1) peerTuples = true;
+        if (mode !== false && data.params?.tuples === 1 && !peerTuples) {
+          peerTuples = true;
+          onTuples();
+        }
         return;
       }
       let p;
@@ -265,7 +268,6 @@ export function createPacker(post, mode, shallowPosts = false) {
         if (queue.length && !closed) flushNow();
       }
     },
-    tuples() { return peerTuples; },
     onSendError(fn) { sendError = fn; },
     close() {
       if (!closed) {

@@ -11,9 +11,11 @@ import { createPacker } from '../pack.js';
  * watchClose(fire)   null, or starts calling fire() once the other side is
  *                    gone, and returns what undoes that.
  * mode, shallowPosts as createPacker() takes them.
+ * `tuples` is a plain property the packer sets once: the endpoint reads it
+ * for every message it sends.
  */
 export function makeTransport({ post, listen, unlisten, watchClose, mode, shallowPosts = false }) {
-  const packer = createPacker(post, mode, shallowPosts);
+  const packer = createPacker(post, mode, () => { transport.tuples = true; }, shallowPosts);
   let handler = null;
   let closeHandlers = [];
   let closed = false;
@@ -29,12 +31,11 @@ export function makeTransport({ post, listen, unlisten, watchClose, mode, shallo
     closed = true;
     for (const h of closeHandlers) h();
   };
-  listen(receive);
-  const undoClose = watchClose ? watchClose(fireClose) : null;
-  return {
+  let undoClose = null;
+  const transport = {
     send: packer.send,
     // The other side announced it reads tuples (js/pack.js): send them.
-    get tuples() { return packer.tuples(); },
+    tuples: false,
     onMessage(h) { handler = h; },
     onClose(h) { closeHandlers.push(h); if (closed) h(); },
     onSendError: packer.onSendError,
@@ -46,4 +47,7 @@ export function makeTransport({ post, listen, unlisten, watchClose, mode, shallo
       if (undoClose) undoClose();
     },
   };
+  listen(receive);
+  undoClose = watchClose ? watchClose(fireClose) : null;
+  return transport;
 }

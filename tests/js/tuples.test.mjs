@@ -5,10 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, asMessage, portTransport, ready } from '../../js/index.js';
-import { ANNOUNCEMENT, fromTuple, isAnnouncement, toTuple } from '../support/wire.mjs';
+import { ANNOUNCEMENT, fromTuple, isAnnouncement, isTuple, toTuple } from '../support/wire.mjs';
 
 const T = { timeout: 15000 };
-const isTuple = (m) => Array.isArray(m) && typeof m[0] === 'bigint';
 
 // Resolves once cond() holds, checked on every message event of `port`.
 function when(port, cond) {

@@ -35,7 +35,8 @@ export function toTuple(m) {
   return m;
 }
 
-const isTuple = (m) => Array.isArray(m) && typeof m[0] === 'bigint';
+/** Whether `m` is a tuple: an array whose first element is a BigInt. */
+export const isTuple = (m) => Array.isArray(m) && typeof m[0] === 'bigint';
 
 /** The message object a tuple stands for; a batch element by element; anything else as it is. */
 export function fromTuple(m) {
