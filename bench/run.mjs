@@ -108,7 +108,7 @@ for (const kind of ['small', 'large']) {
     const floorKey = Object.keys(libs).find((l) => l.startsWith('raw') || l.startsWith('C echo'));
     const floor = libs[floorKey][kind];
     const sums = Object.fromEntries(Object.entries(libs).map(([l, v]) => [l, v[kind].length ? summarize(v[kind], floor) : null]));
-    const peers = Object.entries(sums).filter(([l, s]) => s && !l.startsWith('raw') && !l.startsWith('C echo') && !l.startsWith('weft'));
+    const peers = Object.entries(sums).filter(([l, s]) => s && !l.startsWith('raw') && !l.startsWith('C echo') && !l.includes('weft'));
     const bestPeer = peers.reduce((b, [, s]) => Math.max(b, s.rate), 0);
     for (const [l, s] of Object.entries(sums)) {
       if (!s) { lines.push(`| ${LABELS[tk]} | ${l} | — | — | — | — | — | — |`); continue; }

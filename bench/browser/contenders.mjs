@@ -8,8 +8,12 @@ import * as Comlink from '/node_modules/comlink/dist/esm/comlink.mjs';
 // endpoints pack after their first exchange, js/pack.js); 'weft (pack:false)'
 // is the plain mode weft keeps with other libraries. ('weft (pack:true,
 // opt-in)' is measured in Node only: it differs from the default only in the
-// first exchange.)
-export const CONTENDERS = ['raw', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'json-rpc-2.0', 'comlink'];
+// first exchange.) 'weft → json-rpc-2.0' is a weft client calling a
+// json-rpc-2.0 server, 'json-rpc-2.0 → weft' the other way round: weft
+// against a foreign peer, on either end.
+export const CONTENDERS = ['raw', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'weft → json-rpc-2.0', 'json-rpc-2.0 → weft', 'json-rpc-2.0', 'comlink'];
+const serverOf = (lib) => (lib.includes(' → ') ? lib.split(' → ')[1] : lib);
+const clientOf = (lib) => (lib.includes(' → ') ? lib.split(' → ')[0] : lib);
 const optsOf = (lib) => (lib === 'weft' ? undefined : { pack: lib === 'weft (pack:true, opt-in)' });
 
 function listen(target, fn, source, origin) {
@@ -44,6 +48,7 @@ export function windowLink(target, origin = location.origin) {
 const add = ({ a, b }) => a + b;
 
 export async function serve(lib, link) {
+  lib = serverOf(lib);
   switch (lib) {
     case 'raw': return link.on((d) => link.post(typeof d === 'string' ? d : d.a + d.b));
     case 'weft':
@@ -67,6 +72,7 @@ export async function serve(lib, link) {
 }
 
 export async function connect(lib, link, big) {
+  lib = clientOf(lib);
   switch (lib) {
     case 'raw': {
       const q = [];

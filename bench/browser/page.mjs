@@ -1,5 +1,7 @@
 // The bench page: window.benchOne(transport, lib, cfg) opens a fresh channel,
 // Worker or iframe for `lib`, measures the small and large calls, closes it.
+// window.benchBlocks(transport, lib, blocks, size) times sequential small
+// calls in blocks (bench/browser/blocks.mjs).
 // window.benchHeap(calls) checks weft's wasm heap over many calls in a row.
 // ?frame=ORIGIN is the second site that serves the cross-site iframe.
 import { serve, connect, portLink, workerLink, windowLink } from './contenders.mjs';
@@ -64,6 +66,26 @@ window.benchOne = async (transport, lib, cfg) => {
     const small = await measureCall(c.small, cfg.small);
     const large = await measureCall(c.large, cfg.large);
     return { small, large };
+  } finally { c.close(); ch.close(); }
+};
+
+/**
+ * Sequential small calls in `blocks` blocks of `size` after 3,000 to warm up:
+ * the p50 of the blocks' times ÷ `size`, in µs.
+ */
+window.benchBlocks = async (transport, lib, blocks, size) => {
+  const ch = await open(transport, lib);
+  const c = await connect(lib, ch.link, BIG);
+  try {
+    for (let i = 0; i < 3000; i++) await c.small();
+    const t = new Float64Array(blocks);
+    for (let b = 0; b < blocks; b++) {
+      const s = performance.now();
+      for (let i = 0; i < size; i++) await c.small();
+      t[b] = (performance.now() - s) / size;
+    }
+    t.sort();
+    return t[blocks >> 1] * 1000;
   } finally { c.close(); ch.close(); }
 };
 

@@ -14,7 +14,7 @@ export const BROWSER_TRANSPORTS = {
   'chromium-iframe': { label: 'Chromium iframe (same origin)', t: 'iframe' },
   'chromium-iframe-cross': { label: 'Chromium iframe (cross-site)', t: 'iframe-cross' },
 };
-const LIBS = ['raw', 'weft', 'weft (pack:false)', 'json-rpc-2.0', 'comlink'];
+const LIBS = ['raw', 'weft', 'weft (pack:false)', 'weft → json-rpc-2.0', 'json-rpc-2.0 → weft', 'json-rpc-2.0', 'comlink'];
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 export async function runBrowser(cfg, log) {

@@ -15,10 +15,11 @@ import { createBirpc } from 'birpc';
 // carrying JSON-RPC-shaped objects and matching answers by order, no library —
 // what cloning the envelope costs by itself.
 // 'weft → json-rpc-2.0' is a weft client (default options) calling a
-// json-rpc-2.0 server: what weft costs against a foreign peer.
-export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'weft → json-rpc-2.0', 'json-rpc-2.0', 'comlink', 'birpc'];
-const serverOf = (lib) => (lib === 'weft → json-rpc-2.0' ? 'json-rpc-2.0' : lib);
-const clientOf = (lib) => (lib === 'weft → json-rpc-2.0' ? 'weft' : lib);
+// json-rpc-2.0 server, 'json-rpc-2.0 → weft' the other way round: what weft
+// costs against a foreign peer, on either end.
+export const CONTENDERS = ['raw', 'raw (JSON-RPC objects)', 'weft', 'weft (pack:true, opt-in)', 'weft (pack:false)', 'weft → json-rpc-2.0', 'json-rpc-2.0 → weft', 'json-rpc-2.0', 'comlink', 'birpc'];
+const serverOf = (lib) => (lib.includes(' → ') ? lib.split(' → ')[1] : lib);
+const clientOf = (lib) => (lib.includes(' → ') ? lib.split(' → ')[0] : lib);
 export const WEFT_ROWS = ['weft', 'weft (pack:true, opt-in)', 'weft (pack:false)'];
 const packOf = (lib) => (lib === 'weft' ? undefined : { pack: lib === 'weft (pack:true, opt-in)' });
 
@@ -36,7 +37,8 @@ const add = ({ a, b }) => a + b;
 
 /** Serve `lib` on `ep`. `inWorker`: ep is the worker's parentPort. */
 export async function serve(lib, ep, inWorker = false) {
-  switch (serverOf(lib)) {
+  lib = serverOf(lib);
+  switch (lib) {
     case 'raw': {
       // The floor: postMessage ping-pong, no envelope.
       const off = onMsg(ep, (d) => ep.postMessage(typeof d === 'string' ? d : d.a + d.b));
