@@ -122,22 +122,21 @@ export class Endpoint {
     if (!this.h) return;
     const mark = inboundMark();
     try {
-      if (!Array.isArray(data)) {
-        describe(desc(A.D_SIZE), data, 0);
-        X._weft_receive(this.h, 1, 0);
-      } else if (typeof data[0] === 'bigint') {  // a tuple (isTuple, known to be an array)
-        describeTuple(desc(A.D_SIZE), data, 0);
-        X._weft_receive(this.h, 1, 0);
-      } else {  // a batch
-        const n = data.length;
-        const base = desc(n * A.D_SIZE);
+      const single = !Array.isArray(data) || isTuple(data);
+      const n = single ? 1 : data.length;
+      const base = desc(n * A.D_SIZE);
+      if (!single) {
         let at = 0;
         for (let i = 0; i < n; i++) {
           const m = data[i];
           at = isTuple(m) ? describeTuple(base + i * A.D_SIZE, m, at) : describe(base + i * A.D_SIZE, m, at);
         }
-        X._weft_receive(this.h, n, 1);
+      } else if (Array.isArray(data)) {
+        describeTuple(base, data, 0);
+      } else {
+        describe(base, data, 0);
       }
+      X._weft_receive(this.h, n, single ? 0 : 1);
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));
     } finally {
