@@ -19,6 +19,7 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { once } from 'node:events';
 import { serve, connect } from './contenders.mjs';
+import { median, percentile } from '../lib/stats.mjs';
 
 const { performance } = globalThis;
 
@@ -34,11 +35,6 @@ function sideTimer(ep) {
   };
   return { post, spans, cut() { t0 = 0; }, reset() { spans.length = 0; t0 = 0; } };
 }
-
-const median = (a) => {
-  const b = Float64Array.from(a).sort();
-  return b.length ? b[b.length >> 1] : NaN;
-};
 
 if (!isMainThread) {
   // The server: times its side; on 'side?' answers the median so far.
@@ -94,7 +90,7 @@ if (!isMainThread) {
     await w.terminate();
     const s = answer.side;
     rt.sort();
-    const q = (f) => rt[Math.floor(f * rt.length)].toFixed(1);
-    console.log(`| ${lib} | ${q(0.1)} | ${q(0.5)} | ${q(0.9)} | ${s.toFixed(2)} | ${client.toFixed(2)} | ${(s + client).toFixed(2)} |`);
+    const q = (p) => percentile(rt, p).toFixed(1);
+    console.log(`| ${lib} | ${q(10)} | ${q(50)} | ${q(90)} | ${s.toFixed(2)} | ${client.toFixed(2)} | ${(s + client).toFixed(2)} |`);
   }
 }

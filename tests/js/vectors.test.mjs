@@ -3,8 +3,9 @@
 // the same C++ demo methods as the native runner (tests/vectors_test.cpp),
 // served by the test-only module (dist-test/, wasm/test_host.cpp). Three
 // transports: a direct in-process one, and a MessageChannel with and without
-// {pack:true} (packed, messages also cross as tuples). Expected lines are compared as values (JSON.parse of both), so
-// a number id written 1.50 matches the 1.5 a JavaScript object carries.
+// {pack:true} (packed, messages also cross as tuples). Expected lines are
+// compared as values (JSON.parse of both), so a number id written 1.50
+// matches the 1.5 a JavaScript object carries.
 // Cases about decoding bytes (`# codec:` in the case, or input that is not
 // JSON text, as in §7's parse-error examples) are the native runner's.
 import { test } from 'node:test';
@@ -12,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Peer, ready, portTransport } from '../../dist-test/js/index.js';
 import { loadModule } from '../../dist-test/js/loader.js';
-import { fromTuple, toTuple } from '../support/wire.mjs';
+import { fromTuple, isTuple, toTuple } from '../support/wire.mjs';
 
 const dir = new URL('../vectors/peer/', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.txt')).sort();
@@ -85,7 +86,7 @@ function wire(mode) {
     if (m && typeof m.id === 'string' && m.id.startsWith('vectors-sentinel-')) {
       arrived?.(m.id);
     } else {
-      if (Array.isArray(t) && (typeof t[0] === 'bigint' || t.some((e) => Array.isArray(e) && typeof e[0] === 'bigint'))) tupleCount.in++;
+      if (isTuple(t) || (Array.isArray(t) && t.some(isTuple))) tupleCount.in++;
       w.out.push(m);
     }
   });
