@@ -66,7 +66,6 @@ void give_back(int h, std::optional<json>& params) {
   Outgoing o;
   o.messages.emplace_back(Notification{std::string(), std::move(params)});
   js_discard_records(h, o);
-  recycle(o);
 }
 
 void set_error(const Error& e) {
@@ -199,8 +198,7 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
       DeferrableHandler([h, fn](json& params, Deferral& later, const CallInfo&) -> std::optional<Result<json>> {
         Host* x = host(h);
         if (!x) return std::nullopt;
-        const double slot = params.is_null() ? abi::kPAY_NONE : x->payload(params);
-        if (slot >= 0) recycle(params);
+        const double slot = params.is_null() ? abi::kPAY_NONE : x->take_payload(params);
         const std::size_t depth = x->later.size();
         x->later.emplace_back(&later, -1);
         // >= 0: answered now with that payload handle; LATER: by token; DONE.

@@ -101,6 +101,13 @@ double Host::payload(const json& v) {
   return abi::kPAY_TEXT;
 }
 
+double Host::take_payload(json& v) {
+  const double n = take_marker(v);
+  if (n >= 0) return n;
+  dump_to(v, tmp);
+  return abi::kPAY_TEXT;
+}
+
 Host* host(int h) {
   if (h <= 0 || h > static_cast<int>(g_hosts.size())) return nullptr;
   return g_hosts[h - 1].get();
@@ -113,7 +120,7 @@ double* descriptors(std::size_t n) {
   return g_desc.data();
 }
 
-bool js_send_records(int h, const Outgoing& o, std::string& why) {
+bool js_send_records(int h, Outgoing& o, std::string& why) {
   write_records(o, g_rec, g_text);
   const int n = js_send(h, g_rec.data(), static_cast<int>(o.messages.size()), o.batch ? 1 : 0, g_text.data());
   if (n < 0) return true;
@@ -121,7 +128,7 @@ bool js_send_records(int h, const Outgoing& o, std::string& why) {
   return false;
 }
 
-void js_discard_records(int h, const Outgoing& o) {
+void js_discard_records(int h, Outgoing& o) {
   std::vector<double> recs;  // not g_rec: a discard can happen inside a send
   std::string text;
   write_records(o, recs, text);
@@ -148,13 +155,11 @@ int create_host(PeerOptions o) {
   o.send = [h](Outgoing&& m) {
     std::string why;
     const bool sent = js_send_records(h, m, why);
-    recycle(m);
     if (!sent)
       if (Host* x = host(h)) x->peer->undelivered(m, Error(code::kClosed, why));
   };
   o.discard = [h](Outgoing&& m) {
     js_discard_records(h, m);
-    recycle(m);
   };
   o.inspect = [h](json& params, const char* keep) { materialize(h, params, keep); };
   o.clock = [h] { return static_cast<Millis>(js_now(h)); };  // the endpoint's clock option
@@ -193,9 +198,9 @@ CallCallback settle_to(int h, int token) {
     Host* x = host(h);
     if (!x) return;
     if (r.ok()) {
-      const double slot = x->payload(r.value());
+      // The result's marker serves the next answer received.
+      const double slot = x->take_payload(r.value());
       js_settle(h, token, slot, x->tmp.data(), slot == abi::kPAY_TEXT ? x->tmp.size() : 0);
-      recycle(r.value());  // the result's marker serves the next answer received
       return;
     }
     const Error& e = r.error();

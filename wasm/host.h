@@ -32,6 +32,9 @@ struct Host {
   // A value for JS: its payload handle, or abi::kPAY_TEXT with the JSON text
   // in `tmp`.
   double payload(const json& v);
+  // The same for a value the core is done with: a marker goes back to its
+  // pool at once (read nothing from `v` after).
+  double take_payload(json& v);
 };
 
 // The Host behind handle `h`, or nullptr once destroyed.
@@ -57,8 +60,8 @@ bool wants_metrics(const Host& x, int ask);
 // -- hooks into JS ------------------------------------------------------------
 // Outgoing messages as records (records.cpp); false if the transport threw,
 // with its message in `why`.
-bool js_send_records(int h, const Outgoing& o, std::string& why);
-void js_discard_records(int h, const Outgoing& o);
+bool js_send_records(int h, Outgoing& o, std::string& why);
+void js_discard_records(int h, Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
 void js_cancelled_call(int h, int token);
 // Replaces `v`, if it is a payload marker, with the value JS holds for it

@@ -52,10 +52,6 @@ MarkerKind marker_kind(const json& v, double& n) {
   return kNotMarker;
 }
 
-void recycle(std::optional<json>& v) {
-  if (v) wasm::recycle(*v);
-}
-
 }  // namespace
 
 json value_marker(double n) {
@@ -99,21 +95,11 @@ double marker_of(const json& v) {
   return n;
 }
 
-void recycle(json& v) {
-  double n;
+double take_marker(json& v) {
+  double n = abi::kPAY_TEXT;
   const MarkerKind k = marker_kind(v, n);
   if (k != kNotMarker && g_pool[k].size() < kPoolMax) g_pool[k].push_back(std::move(v));
-}
-
-void recycle(Outgoing& o) {
-  for (Message& m : o.messages) {
-    if (auto* q = std::get_if<Request>(&m)) recycle(q->params);
-    else if (auto* t = std::get_if<Notification>(&m)) recycle(t->params);
-    else if (auto* r = std::get_if<Response>(&m)) {
-      if (auto* e = std::get_if<Error>(&r->outcome)) recycle(e->data);
-      else recycle(std::get<json>(r->outcome));
-    }
-  }
+  return n;
 }
 
 }  // namespace weft::wasm

@@ -36,8 +36,8 @@ json object_marker(double handle);
 json array_marker(double handle);
 // The handle `v` is a marker for, or abi::kPAY_TEXT when `v` is a real value.
 double marker_of(const json& v);
-// Gives `v` back to its pool if it is a marker (a real value is left alone).
-void recycle(json& v);
-void recycle(Outgoing& o);
+// The same, and `v` given back to its pool when it is a marker (read
+// nothing from `v` after); a real value is left alone.
+double take_marker(json& v);
 
 }  // namespace weft::wasm

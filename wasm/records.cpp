@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "abi.h"
 #include "payloads.h"
@@ -30,12 +32,12 @@ void record_id(double* r, const Id& id) {
   }
 }
 
-void record_payload(double* r, const json* v, std::string& text) {
+void record_payload(double* r, json* v, std::string& text) {
   if (!v) {
     r[R_PAY] = kPAY_NONE;
     return;
   }
-  const double n = marker_of(*v);
+  const double n = take_marker(*v);
   if (n >= 0) {
     r[R_PAY] = n;
     return;
@@ -49,7 +51,7 @@ void record_payload(double* r, const json* v, std::string& text) {
 
 // Notification params the core built around a payload ($/weft/chunk,
 // $/progress): the text holds the other members, R_VALUE the payload's handle.
-void record_params(double* r, const std::optional<json>& params, std::string& text) {
+void record_params(double* r, std::optional<json>& params, std::string& text) {
   r[R_VALUE] = kPAY_NONE;
   if (params && params->is_object()) {
     auto v = params->find("value");
@@ -73,34 +75,48 @@ void record_string(double* r, const std::string& s) {
 
 // A JSON value of the kind JS described, for a member the core reads as a
 // scalar: strings and numbers carry their value; containers their type only.
-json scalar(const double* d, int kind, int a, int b, const char* in) {
+// `make` gets what the json is built from (a json per value would be made
+// and destroyed again for every member of every message).
+template <class Make>
+decltype(auto) with_scalar(const double* d, int kind, int a, int b, const char* in, Make&& make) {
   switch (static_cast<int>(d[kind])) {
-    case VALUE_NULL: return nullptr;
-    case VALUE_FALSE: return false;
-    case VALUE_TRUE: return true;
+    case VALUE_NULL: return make(nullptr);
+    case VALUE_FALSE: return make(false);
+    case VALUE_TRUE: return make(true);
     case VALUE_NUMBER: {
       const double v = d[a];
       // Integral values are integers, as a JSON parse of their text would give.
-      if (std::trunc(v) == v && std::fabs(v) < 9.2e18) return static_cast<std::int64_t>(v);
-      return v;
+      if (std::trunc(v) == v && std::fabs(v) < 9.2e18) return make(static_cast<std::int64_t>(v));
+      return make(v);
     }
-    case VALUE_NON_FINITE: return d[a];
+    case VALUE_NON_FINITE: return make(d[a]);
     case VALUE_STRING:
-      return std::string(in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
-    case VALUE_ARRAY: return json::array();
-    case VALUE_OBJECT: return json::object();
-    default: return json(json::value_t::discarded);
+      return make(std::string(in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b])));
+    case VALUE_ARRAY: return make(json::value_t::array);
+    case VALUE_OBJECT: return make(json::value_t::object);
+    default: return make(json::value_t::discarded);
   }
+}
+
+json scalar(const double* d, int kind, int a, int b, const char* in) {
+  return with_scalar(d, kind, a, b, in, [](auto&& v) { return json(std::forward<decltype(v)>(v)); });
+}
+
+// The same, made in `slot`.
+void set_scalar(std::optional<json>& slot, const double* d, int kind, int a, int b, const char* in) {
+  with_scalar(d, kind, a, b, in, [&slot](auto&& v) { slot.emplace(std::forward<decltype(v)>(v)); });
 }
 
 bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
 
-// "jsonrpc" or "method" as the envelope holds it: a string as its text (no
-// json string on the heap per message), anything else as the value found.
-StringMember string_of(const double* d, int kind, int a, int b, const char* in) {
+// "jsonrpc" or "method" as the envelope holds it, made in `slot`: a string
+// as its text (no json string on the heap per message), anything else as
+// the value found.
+void set_string(std::optional<StringMember>& slot, const double* d, int kind, int a, int b, const char* in) {
   if (static_cast<int>(d[kind]) == VALUE_STRING)
-    return StringMember(std::in_place_index<0>, in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
-  return string_member(scalar(d, kind, a, b, in));
+    slot.emplace(std::in_place_index<0>, in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
+  else
+    slot.emplace(string_member(scalar(d, kind, a, b, in)));
 }
 
 // A metrics member's number as a JSON parse of its text would type it
@@ -114,28 +130,28 @@ void metric(json::object_t& o, const char* name, double v) {
 
 }  // namespace
 
-void write_records(const Outgoing& o, std::vector<double>& recs, std::string& text) {
+void write_records(Outgoing& o, std::vector<double>& recs, std::string& text) {
   const std::size_t n = o.messages.size();
   if (recs.size() < n * R_SIZE) recs.resize(n * R_SIZE);
   text.clear();
   double* r = recs.data();
-  for (const Message& m : o.messages) {
+  for (Message& m : o.messages) {
     r[R_VALUE] = kPAY_NONE;
     r[R_METRICS] = METRICS_NONE;
-    if (const auto* q = std::get_if<Request>(&m)) {
+    if (auto* q = std::get_if<Request>(&m)) {
       r[R_KIND] = MSG_REQUEST;
       record_id(r, q->id);
       record_string(r, q->method);
       record_payload(r, q->params ? &*q->params : nullptr, text);
-    } else if (const auto* t = std::get_if<Notification>(&m)) {
+    } else if (auto* t = std::get_if<Notification>(&m)) {
       r[R_KIND] = MSG_NOTIFICATION;
       record_string(r, t->method);
       record_params(r, t->params, text);
     } else {
-      const auto& resp = std::get<Response>(m);
+      auto& resp = std::get<Response>(m);
       record_id(r, resp.id);
       if (resp.metrics) r[R_METRICS] = static_cast<double>(resp.metrics->processing_time_us);
-      if (const auto* e = std::get_if<Error>(&resp.outcome)) {
+      if (auto* e = std::get_if<Error>(&resp.outcome)) {
         r[R_KIND] = MSG_ERROR;
         r[R_CODE] = e->code;
         record_string(r, e->message);
@@ -162,21 +178,20 @@ Item read_descriptor(const double* d, const char* in) {
   if (static_cast<int>(d[D_SHAPE]) != VALUE_OBJECT)
     return classify_non_object(scalar(d, D_SHAPE, D_SHAPE, D_SHAPE, in));
   Envelope e;
-  if (present(d, D_JSONRPC_KIND)) e.jsonrpc = string_of(d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in);
-  if (present(d, D_METHOD_KIND)) e.method = string_of(d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
-  if (present(d, D_ID_KIND)) {
-    e.id = scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in);
+  if (present(d, D_JSONRPC_KIND)) set_string(e.jsonrpc, d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in);
+  if (present(d, D_METHOD_KIND)) set_string(e.method, d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
+  if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
     // A number that is not a safe integer: its JS text is the lexeme.
-    if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
-      e.id = d[D_ID_A];
-      e.id_lexeme = std::string(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
-    }
+    e.id.emplace(d[D_ID_A]);
+    e.id_lexeme.emplace(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
+  } else if (present(d, D_ID_KIND)) {
+    set_scalar(e.id, d, D_ID_KIND, D_ID_A, D_ID_B, in);
   }
   switch (static_cast<int>(d[D_PARAMS_KIND])) {
     case VALUE_ABSENT: break;
     case VALUE_OBJECT: e.params = object_marker(d[D_PARAMS_A]); break;
     case VALUE_ARRAY: e.params = array_marker(d[D_PARAMS_A]); break;
-    default: e.params = scalar(d, D_PARAMS_KIND, D_PARAMS_A, D_PARAMS_A, in); break;
+    default: set_scalar(e.params, d, D_PARAMS_KIND, D_PARAMS_A, D_PARAMS_A, in); break;
   }
   if (present(d, D_RESULT_KIND)) e.result = value_marker(d[D_RESULT_A]);
   const int ek = static_cast<int>(d[D_ERROR_KIND]);
@@ -189,7 +204,7 @@ Item read_descriptor(const double* d, const char* in) {
     if (present(d, D_DATA_KIND)) o.emplace("data", value_marker(d[D_DATA_A]));
     e.error = std::move(err);
   } else if (ek != VALUE_ABSENT) {
-    e.error = scalar(d, D_ERROR_KIND, D_ERROR_KIND, D_ERROR_KIND, in);
+    set_scalar(e.error, d, D_ERROR_KIND, D_ERROR_KIND, D_ERROR_KIND, in);
   }
   if (present(d, D_METRICS_KIND)) {  // judged by the core (metrics_of), like any member
     if (static_cast<int>(d[D_METRICS_KIND]) == VALUE_OBJECT) {

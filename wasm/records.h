@@ -11,8 +11,10 @@ namespace weft::wasm {
 
 // Outgoing: fills `recs` (abi R_* layout, one record per message) and `text`
 // (JSON of values the core made itself). Pointers in the records stay valid
-// while `o` and `text` live.
-void write_records(const Outgoing& o, std::vector<double>& recs, std::string& text);
+// while `o` and `text` live. A payload marker goes back to its pool as it is
+// recorded (the record holds its handle): `o` keeps its ids, methods and
+// error messages, not its payloads.
+void write_records(Outgoing& o, std::vector<double>& recs, std::string& text);
 
 // Incoming: the message described by descriptor record `d` (abi D_*
 // layout), with its strings in `in`, as classify() sees it.

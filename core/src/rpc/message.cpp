@@ -222,28 +222,21 @@ Envelope envelope_of(json::object_t& obj, std::string* lexeme) {
 // an id that is not a String, Number or Null cannot be echoed, so it is null.
 // Moves method and params out of the envelope: it is discarded afterwards.
 Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
-  std::optional<Id> id;
-  if (e.id) {
-    id = Id::from_json(*e.id, lexeme);
-    if (!id)
-      return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") + type_name(*e.id));
-  }
-  const Id reply_id = id.value_or(Id());
-  if (!versioned) return invalid(reply_id, "\"jsonrpc\" must be exactly \"2.0\"");
+  std::optional<Id> id = e.id ? Id::from_json(*e.id, lexeme) : std::nullopt;
+  if (e.id && !id)
+    return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") + type_name(*e.id));
+  // What an Invalid carries (§5): made only on the paths that need it.
+  auto reply_id = [&id] { return id ? *id : Id(); };
+  if (!versioned) return invalid(reply_id(), "\"jsonrpc\" must be exactly \"2.0\"");
   std::string* method = std::get_if<std::string>(&*e.method);
   if (!method)
-    return invalid(reply_id, std::string("\"method\" must be a string, got ") + type_name(std::get<json>(*e.method)));
-  std::optional<json> params;
-  if (e.params) {
-    // §4.2: "If present, parameters for the rpc call MUST be provided as a
-    // Structured value. Either by-position through an Array or by-name through an Object."
-    if (!e.params->is_array() && !e.params->is_object())
-      return invalid(reply_id,
-                     std::string("\"params\" must be an array or an object, got ") + type_name(*e.params));
-    params = std::move(e.params);
-  }
-  if (id) return Request{std::move(*id), std::move(*method), std::move(params)};
-  return Notification{std::move(*method), std::move(params)};
+    return invalid(reply_id(), std::string("\"method\" must be a string, got ") + type_name(std::get<json>(*e.method)));
+  // §4.2: "If present, parameters for the rpc call MUST be provided as a
+  // Structured value. Either by-position through an Array or by-name through an Object."
+  if (e.params && !e.params->is_array() && !e.params->is_object())
+    return invalid(reply_id(), std::string("\"params\" must be an array or an object, got ") + type_name(*e.params));
+  if (id) return Request{std::move(*id), std::move(*method), std::move(e.params)};
+  return Notification{std::move(*method), std::move(e.params)};
 }
 
 // What an Invalid that is not about the id carries: the message's id when it
