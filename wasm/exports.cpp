@@ -207,7 +207,7 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
         const int token = depth < x->later.size() ? x->later[depth].second : -1;
         x->later.resize(std::min(depth, x->later.size()));
         if (!later.taken()) {
-          if (r >= 0) return Result<json>(value_marker(r));
+          if (r >= 0) return std::optional<Result<json>>(std::in_place, value_marker(r));
           return std::nullopt;
         }
         if (!x->has(token)) {
@@ -277,6 +277,17 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
   return 1;
 }
 
+// The message of one descriptor, made in place: converted to an Item, it is
+// the vector's element that read_descriptor() initializes (an Item returned
+// and then pushed would be moved, and the emptied one destroyed, per message).
+namespace {
+struct Described {
+  const double* d;
+  const char* in;
+  operator Item() const { return read_descriptor(d, in); }
+};
+}  // namespace
+
 // `count` incoming messages described in the descriptor array (a batch when
 // `batch`, §6). Returns the next deadline (-1: none).
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
@@ -298,7 +309,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   in.batch = batch != 0;
   in.items.reserve(static_cast<std::size_t>(count));
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
-  for (int i = 0; i < count; ++i) in.items.push_back(read_descriptor(d + i * abi::D_SIZE, input().data()));
+  for (int i = 0; i < count; ++i) in.items.emplace_back(Described{d + i * abi::D_SIZE, input().data()});
   x->peer->receive(std::move(in));
   if (reuse) {
     kept.items.clear();

@@ -188,23 +188,45 @@ class Later final : public Deferral {
   bool taken_ = false;
 };
 
-}  // namespace
-
 // Handlers are user code. Natively a throwing handler becomes -32603 instead
 // of unwinding through the peer; under Emscripten (no exception catching)
 // these compile away and a throw aborts, as it would anywhere in that build.
 #if defined(__cpp_exceptions)
-#define WEFT_GUARDED(body, on_error)                                                \
-  try {                                                                             \
-    body;                                                                           \
-  } catch (const std::exception& ex) {                                              \
-    on_error(Error(code::kInternalError, std::string("Internal error: ") + ex.what())); \
-  } catch (...) {                                                                   \
-    on_error(Error(code::kInternalError, "Internal error: handler threw"));         \
+Error handler_threw(const std::exception& ex) {
+  return Error(code::kInternalError, std::string("Internal error: ") + ex.what());
+}
+Error handler_threw() { return Error(code::kInternalError, "Internal error: handler threw"); }
+
+#define WEFT_GUARDED(body, on_error)   \
+  try {                                \
+    body;                              \
+  } catch (const std::exception& ex) { \
+    on_error(handler_threw(ex));       \
+  } catch (...) {                      \
+    on_error(handler_threw());         \
   }
 #else
 #define WEFT_GUARDED(body, on_error) body;
 #endif
+
+// The answer handler call `f` gives at once, or the error it threw. Returned,
+// not assigned: the optional is made once, where the caller declares it.
+template <class F>
+std::optional<Result<json>> answer_of(F&& f) {
+#if defined(__cpp_exceptions)
+  try {
+    return f();
+  } catch (const std::exception& ex) {
+    return Result<json>(handler_threw(ex));
+  } catch (...) {
+    return Result<json>(handler_threw());
+  }
+#else
+  return f();
+#endif
+}
+
+}  // namespace
 
 // Dispatches one valid request or notification. `batch`/`index` place its
 // answer; `reply` is false for notifications (§4.1: never answered).
@@ -265,9 +287,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     s.drop(std::move(resp));  // §4.1: a notification is never answered
   };
   if (r.sync) {
-    std::optional<Result<json>> out;
-    auto set = [&](Error e) { out.emplace(std::move(e)); };
-    WEFT_GUARDED(out.emplace(r.sync(p)), set)
+    std::optional<Result<json>> out = answer_of([&] { return std::optional<Result<json>>(r.sync(p)); });
     object_pool().recycle(p);  // its map and nodes serve the next message
     return answer_now(*out);
   }
@@ -275,9 +295,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     // Answered now unless the handler takes its Reply (DeferrableHandler).
     const CallInfo info{method, id};
     Later later(s, id, batch, index, std::move(out), started_us);
-    std::optional<Result<json>> now;
-    auto set = [&](Error e) { now.emplace(std::move(e)); };
-    WEFT_GUARDED(now = r.deferrable(p, later, info), set)
+    std::optional<Result<json>> now = answer_of([&] { return r.deferrable(p, later, info); });
     object_pool().recycle(p);  // its map and nodes serve the next message
     if (later.taken()) {
       // The Reply answers; a value returned anyway is never sent.

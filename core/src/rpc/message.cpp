@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "json/parse.h"
 #include "json/write.h"
@@ -157,6 +159,17 @@ const char* type_name(const json& v) {
   }
 }
 
+// A value that `make()` returns, for initializing an object of its type in
+// place: the conversion's result is the object itself (no temporary to move
+// from), as when a variant's alternative is constructed from it.
+template <class F>
+struct Made {
+  F make;
+  operator std::invoke_result_t<F&>() { return make(); }
+};
+template <class F>
+Made(F) -> Made<F>;
+
 Invalid invalid(Id id, std::string what, bool reply = true) {
   return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
 }
@@ -235,8 +248,13 @@ Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
   // Structured value. Either by-position through an Array or by-name through an Object."
   if (e.params && !e.params->is_array() && !e.params->is_object())
     return invalid(reply_id(), std::string("\"params\" must be an array or an object, got ") + type_name(*e.params));
-  if (id) return Request{std::move(*id), std::move(*method), std::move(e.params)};
-  return Notification{std::move(*method), std::move(e.params)};
+  // Made in the Item's own storage (Made): a Request returned as itself would
+  // be moved into the Item, and the emptied one destroyed, per message.
+  if (id)
+    return Item(std::in_place_type<Request>,
+                Made{[&] { return Request{std::move(*id), std::move(*method), std::move(e.params)}; }});
+  return Item(std::in_place_type<Notification>,
+              Made{[&] { return Notification{std::move(*method), std::move(e.params)}; }});
 }
 
 // What an Invalid that is not about the id carries: the message's id when it
@@ -344,7 +362,7 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
   Incoming in;
   json& v = doc.value;
   if (!v.is_array()) {
-    in.items.push_back(classify_value(v, lexeme_for(doc, -1)));
+    in.items.emplace_back(Made{[&] { return classify_value(v, lexeme_for(doc, -1)); }});
     return in;
   }
   if (auto bad = batch_violation(v.size(), max_batch)) {
@@ -354,7 +372,7 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
   in.batch = true;
   in.items.reserve(v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
-    in.items.push_back(classify_value(v[i], lexeme_for(doc, static_cast<int>(i))));
+    in.items.emplace_back(Made{[&] { return classify_value(v[i], lexeme_for(doc, static_cast<int>(i))); }});
   return in;
 }
 
@@ -395,7 +413,7 @@ void detail::EnvelopeBuilder::member_text(std::string_view name, std::string_vie
 }
 
 void detail::EnvelopeBuilder::end_object() {
-  if (!over_limit()) in_.items.push_back(classify(std::move(envelope_)));
+  if (!over_limit()) in_.items.emplace_back(Made{[this] { return classify(std::move(envelope_)); }});
   envelope_ = Envelope();
 }
 
