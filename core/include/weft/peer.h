@@ -470,9 +470,10 @@ class Peer {
   std::size_t in_flight() const;  // incoming requests not yet answered
 
  private:
-  // call() and stream(): `so` null for a plain call.
-  Result<Id> start_call(std::string method, std::optional<json> params, CallCallback done,
-                        CallOptions opts, Millis now, StreamOptions* so);
+  // call() and stream(): `so` null for a plain call. By reference: their
+  // arguments move once, into the request and the pending call.
+  Result<Id> start_call(std::string&& method, std::optional<json>&& params, CallCallback&& done,
+                        CallOptions&& opts, Millis now, StreamOptions* so);
   std::shared_ptr<detail::PeerState> s_;
 };
 

@@ -114,8 +114,8 @@ Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallba
   return start_call(std::move(method), std::move(params), std::move(done), std::move(opts), now, nullptr);
 }
 
-Result<Id> Peer::start_call(std::string method, std::optional<json> params, CallCallback done,
-                            CallOptions opts, Millis now, StreamOptions* so) {
+Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, CallCallback&& done,
+                            CallOptions&& opts, Millis now, StreamOptions* so) {
   PeerState& s = *s_;
   if (s.closed) return Error(code::kClosed, "Endpoint closed");
   if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");

@@ -176,7 +176,7 @@ Invalid invalid(Id id, std::string what, bool reply = true) {
 
 bool has_version(const Envelope& e) {
   const std::string* v = e.jsonrpc ? std::get_if<std::string>(&*e.jsonrpc) : nullptr;
-  return v && *v == "2.0";
+  return v && std::string_view(*v) == "2.0";
 }
 
 // The members JSON-RPC defines (§4, §5); any other is ignored.
