@@ -29,8 +29,8 @@ export function batch(ep, entries, options) {
   // As request(): an aborted signal sends nothing and rejects every call.
   if (signal?.aborted) for (const it of items) it.rec?.reject(cancelled());
   else if (ep.closedError && (ep.queue || !ep.h)) for (const it of items) it.rec?.reject(ep.closedError);
-  else if (ep.queue) ep.queue.push(['b', items, t, ep.clock.now()]);
-  else sendBatch(ep, items, t, ep.clock.now());
+  else if (ep.queue) ep.queue.push(['b', items, t, ep.callNow()]);
+  else sendBatch(ep, items, t, ep.callNow());
   return items.map((it) => it.p);
 }
 

@@ -18,7 +18,7 @@ import { forget, hosts, ready, whenLoaded } from './module.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { requestWithRetry } from './retry.js';
 import { ChunkStream } from './stream.js';
-import { DeadlineTimer, systemClock } from './timer.js';
+import { DeadlineTimer, callClock, systemClock } from './timer.js';
 import { isTuple, plainOf } from './tuples.js';
 import { describe, describeId, describeTuple, message, params } from './wire.js';
 
@@ -44,6 +44,7 @@ export class Endpoint {
     this.onDrain = options.onDrain;
     this.handshakeOffer = options.handshake ? handshakeOffer(options.handshake) : null;
     this.clock = options.clock ?? systemClock;
+    this.callNow = callClock(this.clock);  // a call's deadline counts from here
     this.ignoreForeign = options.ignoreForeign ?? true;  // postMessage channels carry other traffic
     this.handlers = [];
     this.calls = [];            // token → call record
@@ -270,14 +271,14 @@ export class Endpoint {
       if (signal?.aborted) return reject(cancelled());
       const t = this._timeoutArg(options?.timeout);
       if (this.queue) {
-        this.queue.push(['c', rec, method, params, t, this.clock.now()]);
+        this.queue.push(['c', rec, method, params, t, this.callNow()]);
         if (signal) {
           rec.onAbort = () => { rec.done = true; reject(cancelled()); };
           signal.addEventListener('abort', rec.onAbort, { once: true });
         }
         return;
       }
-      this._call(rec, method, params, t, this.clock.now());
+      this._call(rec, method, params, t, this.callNow());
     });
   }
 

@@ -14,6 +14,35 @@ export const systemClock = {
   clearTimeout: (t) => clearTimeout(t),
 };
 
+// The time a call's deadline is counted from. performance.now() costs
+// 170-400 ns in Chromium (about 50 in Node), read once per call; Date.now()
+// about 50 in both. The core keeps deadlines in whole milliseconds, so the
+// system clock is read once per wall-clock millisecond: while Date.now() is
+// the same as at the last reading, less than 1 ms has passed since, and that
+// reading + 1 is no earlier than the time now (so no deadline is ever set
+// earlier than a fresh reading would set it; at most 1 ms later). Only while
+// Date.now is the engine's own: a test's fake Date (frozen, or stepped) gets
+// a reading per call.
+const nativeDateNow = Date.now;
+const dateIsNative = typeof performance === 'object' &&
+  /\[native code\]/.test(Function.prototype.toString.call(nativeDateNow));
+let readAtMs = NaN;
+let reading = 0;
+function systemCallNow() {
+  if (!dateIsNative || Date.now !== nativeDateNow) return systemClock.now();
+  const ms = nativeDateNow();
+  if (ms !== readAtMs) {
+    readAtMs = ms;
+    reading = performance.now();
+  }
+  return reading + 1;
+}
+
+/** `clock`'s time for call deadlines (see systemCallNow; any other clock: its now()). */
+export function callClock(clock) {
+  return clock === systemClock ? systemCallNow : () => clock.now();
+}
+
 export class DeadlineTimer {
   /** `fire(now)` runs when the armed deadline passes; it re-arms as needed. */
   constructor(clock, fire) {
