@@ -14,15 +14,11 @@ export const systemClock = {
   clearTimeout: (t) => clearTimeout(t),
 };
 
-// The time a call's deadline is counted from. performance.now() costs
-// 170-400 ns in Chromium (about 50 in Node), read once per call; Date.now()
-// about 50 in both. The core keeps deadlines in whole milliseconds, so the
-// system clock is read once per wall-clock millisecond: while Date.now() is
-// the same as at the last reading, less than 1 ms has passed since, and that
-// reading + 1 is no earlier than the time now (so no deadline is ever set
-// earlier than a fresh reading would set it; at most 1 ms later). Only while
-// Date.now is the engine's own: a test's fake Date (frozen, or stepped) gets
-// a reading per call.
+// A call's deadline counts from here. performance.now() costs 170-400 ns in
+// Chromium (Date.now() ~50); deadlines are whole ms, so it is read once per
+// wall-clock ms: while Date.now() is unchanged, less than 1 ms has passed
+// since the reading, and reading + 1 is never earlier than now. A fake
+// Date.now (tests) gets a reading per call.
 const nativeDateNow = Date.now;
 const dateIsNative = typeof performance === 'object' &&
   /\[native code\]/.test(Function.prototype.toString.call(nativeDateNow));

@@ -154,9 +154,12 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // glue 28,145 gzipped as one (+2,161), 35,169 file by file (24 files); and
 // for link-time optimisation of the module (wasm/CMakeLists.txt): weft.wasm
 // 130,910.
+// Raised for the call clock (js/timer.js callClock: performance.now() read
+// once per millisecond, 170-400 ns a call saved in Chromium): the glue 28,707
+// gzipped as one, 35,798 file by file.
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 28400,
-  'JS glue, js/**/*.js gzipped file by file': 35400,
+  'JS glue, js/**/*.js gzipped as one': 28800,
+  'JS glue, js/**/*.js gzipped file by file': 35900,
   'dist/weft.wasm': 131500,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1150,
