@@ -36,6 +36,13 @@ struct Described {
   operator Item() const { return read_descriptor(d, in); }
 };
 
+// As weft_receive hands one message to the Peer (its item vector reused).
+void receive(Peer& peer, Incoming& in, const double* d) {
+  in.items.emplace_back(Described{d, kInput});
+  peer.receive(std::move(in));
+  in.items.clear();
+}
+
 void describe_common(double* d) {
   d[abi::D_SHAPE] = abi::VALUE_OBJECT;
   d[abi::D_ID_C] = d[abi::D_RESULT_KIND] = d[abi::D_DATA_KIND] = d[abi::D_METRICS_KIND] = 0;
@@ -72,9 +79,7 @@ long serve(long n) {
     d[abi::D_ID_A] = static_cast<double>(i + 1);
     d[abi::D_PARAMS_KIND] = abi::VALUE_OBJECT;
     d[abi::D_PARAMS_A] = 5;
-    in.items.emplace_back(Described{d, kInput});
-    peer.receive(std::move(in));
-    in.items.clear();
+    receive(peer, in, d);
   }
   return answered;
 }
@@ -107,9 +112,7 @@ long call(long n) {
     d[abi::D_ID_A] = sent_id;
     d[abi::D_RESULT_KIND] = abi::VALUE_PAYLOAD;
     d[abi::D_RESULT_A] = 9;
-    in.items.emplace_back(Described{d, kInput});
-    peer.receive(std::move(in));
-    in.items.clear();
+    receive(peer, in, d);
   }
   return settled;
 }
