@@ -277,17 +277,6 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
   return 1;
 }
 
-// The message of one descriptor, made in place: converted to an Item, it is
-// the vector's element that read_descriptor() initializes (an Item returned
-// and then pushed would be moved, and the emptied one destroyed, per message).
-namespace {
-struct Described {
-  const double* d;
-  const char* in;
-  operator Item() const { return read_descriptor(d, in); }
-};
-}  // namespace
-
 // `count` incoming messages described in the descriptor array (a batch when
 // `batch`, §6). Returns the next deadline (-1: none).
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
@@ -309,7 +298,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   in.batch = batch != 0;
   in.items.reserve(static_cast<std::size_t>(count));
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
-  for (int i = 0; i < count; ++i) in.items.emplace_back(Described{d + i * abi::D_SIZE, input().data()});
+  for (int i = 0; i < count; ++i) append_described(in.items, d + i * abi::D_SIZE, input().data());
   x->peer->receive(std::move(in));
   if (reuse) {
     kept.items.clear();

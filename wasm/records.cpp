@@ -165,6 +165,20 @@ void write_records(Outgoing& o, std::vector<double>& recs, std::string& text) {
   }
 }
 
+namespace {
+// A descriptor that converts to its Item: emplace_back() initializes the
+// element from the conversion's result, with no temporary in between.
+struct Described {
+  const double* d;
+  const char* in;
+  operator Item() const { return read_descriptor(d, in); }
+};
+}  // namespace
+
+void append_described(std::vector<Item>& items, const double* d, const char* in) {
+  items.emplace_back(Described{d, in});
+}
+
 std::optional<Id> read_descriptor_id(const double* d, const char* in) {
   if (!present(d, D_ID_KIND)) return std::nullopt;
   if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {

@@ -19,6 +19,10 @@ void write_records(Outgoing& o, std::vector<double>& recs, std::string& text);
 // Incoming: the message described by descriptor record `d` (abi D_*
 // layout), with its strings in `in`, as classify() sees it.
 Item read_descriptor(const double* d, const char* in);
+// The same, appended to `items` and made in the vector's own slot (an Item
+// returned and then pushed would be moved, and the emptied one destroyed,
+// per message).
+void append_described(std::vector<Item>& items, const double* d, const char* in);
 // Only the id of descriptor `d` (nullopt: not a valid id).
 std::optional<Id> read_descriptor_id(const double* d, const char* in);
 

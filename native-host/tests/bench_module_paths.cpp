@@ -29,16 +29,9 @@ namespace {
 // The module's strings arrive in its input buffer: "2.0" then "add".
 constexpr char kInput[] = "2.0add";
 
-// As weft_receive makes each incoming Item: in the vector's slot.
-struct Described {
-  const double* d;
-  const char* in;
-  operator Item() const { return read_descriptor(d, in); }
-};
-
 // As weft_receive hands one message to the Peer (its item vector reused).
 void receive(Peer& peer, Incoming& in, const double* d) {
-  in.items.emplace_back(Described{d, kInput});
+  append_described(in.items, d, kInput);
   peer.receive(std::move(in));
   in.items.clear();
 }
