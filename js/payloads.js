@@ -27,23 +27,34 @@ export class Outbound {
   }
   /** A handle for `v`; the core owns it until it comes back. */
   hold(v) {
-    const n = this.free.length ? this.free.pop() : this.values.length;
+    let n;
+    if (this.free.length) {
+      n = this.free.pop();
+    } else {
+      n = this.values.length;
+      this.gens.push(0);
+    }
     this.values[n] = v;
-    const g = (this.gens[n] = ((this.gens[n] ?? 0) % GEN_MAX) + 1);
+    // Handles exceed 2^31, where % would be a floating-point remainder (a
+    // runtime call): generations wrap by comparison, indexes come out by
+    // exact power-of-two division.
+    const g = this.gens[n] === GEN_MAX ? 1 : this.gens[n] + 1;
+    this.gens[n] = g;
     this.count++;
     return g * INDEX + n;
   }
   /** The value of a live handle (the core passed it back without releasing it). */
   peek(handle) {
-    const n = handle % INDEX;
-    if (this.gens[n] !== Math.floor(handle / INDEX) || this.values[n] === FREE)
+    const g = Math.floor(handle / INDEX);
+    const n = handle - g * INDEX;
+    if (this.gens[n] !== g || this.values[n] === FREE)
       throw new Error(`weft: stale payload handle ${handle}`);
     return this.values[n];
   }
   /** Frees `handle` and returns its value: the one place a handle ends. */
   release(handle) {
     const v = this.peek(handle);
-    const n = handle % INDEX;
+    const n = handle - Math.floor(handle / INDEX) * INDEX;
     this.values[n] = FREE;
     this.free.push(n);
     this.count--;

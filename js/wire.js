@@ -27,32 +27,70 @@ export function kindOf(v) {
   }
 }
 
-// A scalar member at slots d+k (kind), d+k+1, d+k+2; `at` is the next free
-// byte of the input buffer, returned updated. (put() may grow the memory, so
-// HEAPF64 is read again after it.)
-function scalar(d, k, v, at) {
-  const kind = kindOf(v);
-  if (kind === A.VALUE_STRING) {
-    const n = put(v, at);
-    const F = M.HEAPF64;
-    F[d + k] = kind; F[d + k + 1] = at; F[d + k + 2] = n;
-    return at + n;
-  }
+// Constants read once: a module namespace's member costs a lookup per use,
+// and describe() runs for every message received.
+const {
+  D_SHAPE, D_ID_C, D_RESULT_KIND, D_RESULT_A, D_DATA_KIND, D_DATA_A, D_METRICS_KIND, D_METRICS_TIME,
+  D_METRICS_SIZE, D_JSONRPC_KIND, D_METHOD_KIND, D_ID_KIND, D_ID_A, D_ID_B, D_PARAMS_KIND, D_PARAMS_A,
+  D_ERROR_KIND, D_CODE_KIND, D_MESSAGE_KIND, VALUE_NUMBER, VALUE_NON_FINITE, VALUE_STRING,
+  VALUE_OBJECT, VALUE_ARRAY, VALUE_PAYLOAD,
+} = A;
+
+// A string member at slots s (kind), s+1 (byte offset), s+2 (byte length);
+// `at` is the next free byte of the input buffer, returned updated.
+function text(s, v, at) {
+  const n = put(v, at);
+  const F = M.HEAPF64;  // put() may grow the memory: the view is read after it
+  F[s] = VALUE_STRING; F[s + 1] = at; F[s + 2] = n;
+  return at + n;
+}
+
+// Any other member read as a scalar at slots s, s+1, s+2.
+function scalar(s, v, at) {
+  if (typeof v === 'string') return text(s, v, at);
   const F = M.HEAPF64;
-  F[d + k] = kind;
-  if (kind === A.VALUE_NUMBER || kind === A.VALUE_NON_FINITE) F[d + k + 1] = Number(v);
+  if (typeof v === 'number') {
+    F[s] = Number.isFinite(v) ? VALUE_NUMBER : VALUE_NON_FINITE; F[s + 1] = v;
+  } else {
+    F[s] = kindOf(v);
+    if (typeof v === 'bigint') F[s + 1] = Number(v);
+  }
   return at;
 }
 
 /** Describes the id `id` in descriptor `d` (D_ID_*); returns the next free byte. */
 export function describeId(d, id, at) {
-  at = scalar(d, A.D_ID_KIND, id, at);
   if (typeof id === 'number' && Number.isFinite(id) && (!Number.isSafeInteger(id) || Object.is(id, -0))) {
     // The lexeme a JSON codec would have kept (String(-0) is "0": spell it).
     const n = put(Object.is(id, -0) ? '-0.0' : String(id), at);
     const F = M.HEAPF64;
-    F[d + A.D_ID_B] = at; F[d + A.D_ID_C] = n;
-    at += n;
+    F[d + D_ID_KIND] = VALUE_NUMBER; F[d + D_ID_A] = id; F[d + D_ID_B] = at; F[d + D_ID_C] = n;
+    return at + n;
+  }
+  return scalar(d + D_ID_KIND, id, at);
+}
+
+function describeParams(d, p, at) {
+  if (typeof p === 'object' && p !== null) {
+    const F = M.HEAPF64;
+    F[d + D_PARAMS_KIND] = Array.isArray(p) ? VALUE_ARRAY : VALUE_OBJECT; F[d + D_PARAMS_A] = pushInbound(p);
+    return at;
+  }
+  return scalar(d + D_PARAMS_KIND, p, at);
+}
+
+function describeResult(d, v) {
+  const F = M.HEAPF64;
+  F[d + D_RESULT_KIND] = VALUE_PAYLOAD; F[d + D_RESULT_A] = pushInbound(v);
+}
+
+// An error object's members (ERROR_KIND is OBJECT).
+function describeError(d, code, message, data, at) {
+  at = scalar(d + D_CODE_KIND, code, at);
+  at = scalar(d + D_MESSAGE_KIND, message, at);
+  if (data !== undefined) {
+    const F = M.HEAPF64;
+    F[d + D_DATA_KIND] = VALUE_PAYLOAD; F[d + D_DATA_A] = pushInbound(data);
   }
   return at;
 }
@@ -60,48 +98,21 @@ export function describeId(d, id, at) {
 // The start of a message object's descriptor. The core reads slots only
 // after their kind (abi.h): clear the kinds not always written, and ID_C (a
 // fill() of D_SIZE is a runtime call).
-function begin(F, d) {
-  F[d + A.D_SHAPE] = A.VALUE_OBJECT;
-  F[d + A.D_ID_C] = F[d + A.D_RESULT_KIND] = F[d + A.D_DATA_KIND] = F[d + A.D_METRICS_KIND] = 0;
-}
-
-function describeParams(d, p, at) {
-  const pk = kindOf(p);
-  if (pk === A.VALUE_OBJECT || pk === A.VALUE_ARRAY) {
-    const F = M.HEAPF64;
-    F[d + A.D_PARAMS_KIND] = pk; F[d + A.D_PARAMS_A] = pushInbound(p);
-    return at;
-  }
-  return scalar(d, A.D_PARAMS_KIND, p, at);
-}
-
-function describeResult(d, v) {
+function begin(d) {
   const F = M.HEAPF64;
-  F[d + A.D_RESULT_KIND] = A.VALUE_PAYLOAD; F[d + A.D_RESULT_A] = pushInbound(v);
-}
-
-// An error object's members (ERROR_KIND is OBJECT).
-function describeError(d, code, message, data, at) {
-  at = scalar(d, A.D_CODE_KIND, code, at);
-  at = scalar(d, A.D_MESSAGE_KIND, message, at);
-  if (data !== undefined) {
-    const F = M.HEAPF64;
-    F[d + A.D_DATA_KIND] = A.VALUE_PAYLOAD; F[d + A.D_DATA_A] = pushInbound(data);
-  }
-  return at;
+  F[d + D_SHAPE] = VALUE_OBJECT;
+  F[d + D_ID_C] = F[d + D_RESULT_KIND] = F[d + D_DATA_KIND] = F[d + D_METRICS_KIND] = 0;
 }
 
 /** Describes `m` (any value) in descriptor `d`; returns the next free byte. */
 export function describe(d, m, at) {
-  const shape = kindOf(m);
-  const F = M.HEAPF64;
-  if (shape !== A.VALUE_OBJECT) {
-    F[d + A.D_SHAPE] = shape;
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) {
+    M.HEAPF64[d + D_SHAPE] = kindOf(m);
     return at;
   }
-  begin(F, d);
-  at = scalar(d, A.D_JSONRPC_KIND, m.jsonrpc, at);
-  at = scalar(d, A.D_METHOD_KIND, m.method, at);
+  begin(d);
+  at = scalar(d + D_JSONRPC_KIND, m.jsonrpc, at);
+  at = scalar(d + D_METHOD_KIND, m.method, at);
   at = describeId(d, m.id, at);
   at = describeParams(d, m.params, at);
   // A result member that is present counts even when undefined (structured
@@ -109,17 +120,17 @@ export function describe(d, m, at) {
   if ('result' in m) describeResult(d, m.result);
   const e = m.error;
   const ek = kindOf(e);
-  M.HEAPF64[d + A.D_ERROR_KIND] = ek;
-  if (ek === A.VALUE_OBJECT) at = describeError(d, e.code, e.message, e.data, at);
+  M.HEAPF64[d + D_ERROR_KIND] = ek;
+  if (ek === VALUE_OBJECT) at = describeError(d, e.code, e.message, e.data, at);
   // A response's metrics (docs/protocol.md "Metrics"): the core judges them.
   const mt = m.metrics;
   if (mt !== undefined) {
     const mk = kindOf(mt);
     const F = M.HEAPF64;
-    F[d + A.D_METRICS_KIND] = mk;
-    if (mk === A.VALUE_OBJECT) {
-      F[d + A.D_METRICS_TIME] = numberOrNaN(mt.processing_time_us);
-      F[d + A.D_METRICS_SIZE] = numberOrNaN(mt.response_size);
+    F[d + D_METRICS_KIND] = mk;
+    if (mk === VALUE_OBJECT) {
+      F[d + D_METRICS_TIME] = numberOrNaN(mt.processing_time_us);
+      F[d + D_METRICS_SIZE] = numberOrNaN(mt.response_size);
     }
   }
   return at;
@@ -134,7 +145,7 @@ export function describeTuple(d, t, at) {
   switch (t[0]) {  // one comparison per kind: BigInt equality is a call
     case T_REQUEST:
       at = head(d, A.VALUE_ABSENT, at);
-      at = scalar(d, A.D_METHOD_KIND, t[2], at);
+      at = scalar(d + D_METHOD_KIND, t[2], at);
       at = describeId(d, t[1], at);
       return describeParams(d, t[3], at);
     case T_RESULT:
@@ -146,7 +157,7 @@ export function describeTuple(d, t, at) {
     case T_NOTIFICATION:
       at = head(d, A.VALUE_ABSENT, at);
       M.HEAPF64[d + A.D_ID_KIND] = A.VALUE_ABSENT;
-      at = scalar(d, A.D_METHOD_KIND, t[1], at);
+      at = scalar(d + D_METHOD_KIND, t[1], at);
       return describeParams(d, t[2], at);
     case T_ERROR:
       at = head(d, A.VALUE_OBJECT, at);
@@ -161,8 +172,8 @@ export function describeTuple(d, t, at) {
 
 // A tuple's implied members: an object, "jsonrpc": "2.0", the error's kind.
 function head(d, errorKind, at) {
-  begin(M.HEAPF64, d);
-  at = scalar(d, A.D_JSONRPC_KIND, '2.0', at);
+  begin(d);
+  at = text(d + D_JSONRPC_KIND, '2.0', at);
   M.HEAPF64[d + A.D_ERROR_KIND] = errorKind;
   return at;
 }
