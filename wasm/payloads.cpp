@@ -11,13 +11,26 @@ namespace {
 
 enum MarkerKind : int { kValueMarker, kObjectMarker, kArrayMarker, kNotMarker };
 constexpr std::size_t kPoolMax = 256;
-std::vector<json> g_pool[3];
 
-json pooled(MarkerKind k) {
-  json j = std::move(g_pool[k].back());
-  g_pool[k].pop_back();
-  return j;
-}
+// Markers of one kind: slots [0, top) hold markers, the rest the nulls left
+// behind. Taking one moves it out and giving one back swaps it in, so that
+// neither destroys a json (nlohmann destroys out of line, even a null).
+struct Pool {
+  std::vector<json> slots;
+  std::size_t top = 0;
+  bool empty() const { return top == 0; }
+  json take() { return std::move(slots[--top]); }
+  void give(json& v) {
+    if (top == slots.size()) {
+      if (top == kPoolMax) return;
+      slots.emplace_back();
+    }
+    slots[top++].swap(v);
+  }
+};
+Pool g_pool[3];
+
+json pooled(MarkerKind k) { return g_pool[k].take(); }
 
 MarkerKind marker_kind(const json& v, double& n) {
   switch (v.type()) {
@@ -98,7 +111,7 @@ double marker_of(const json& v) {
 double take_marker(json& v) {
   double n = abi::kPAY_TEXT;
   const MarkerKind k = marker_kind(v, n);
-  if (k != kNotMarker && g_pool[k].size() < kPoolMax) g_pool[k].push_back(std::move(v));
+  if (k != kNotMarker) g_pool[k].give(v);
   return n;
 }
 

@@ -62,6 +62,7 @@ class ObjectPool {
   // Frees `v` (leaves it null), keeping its map and member nodes when it is
   // an object: what the serving side calls on params it owns after the handler.
   void recycle(json& v) {
+    if (v.is_null()) return;  // a handler that took its params leaves null
     if (!v.is_object()) return release(v);
     auto& obj = v.get_ref<json::object_t&>();
     while (!obj.empty()) {

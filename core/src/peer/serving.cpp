@@ -14,23 +14,7 @@ namespace weft {
 namespace detail {
 
 void PeerState::answer(std::uint64_t batch, std::size_t index, Response&& r, std::int64_t started_us) {
-  if (started_us >= 0) {  // docs/protocol.md "Metrics"; response_size is the encoder's
-    const std::int64_t spent = opts.clock_us() - started_us;
-    r.metrics = ResponseMetrics{static_cast<std::uint64_t>(spent > 0 ? spent : 0), 0};
-  }
-  if (batch == 0) {
-    Outgoing o = std::move(spare_out);
-    o.messages.clear();
-    o.batch = false;
-    o.messages.emplace_back(std::move(r));
-    emit(std::move(o));
-    spare_out = std::move(o);  // whatever the send left of it
-    return;
-  }
-  auto it = batches.find(batch);
-  if (it == batches.end()) return drop(std::move(r));  // closed meanwhile
-  it->second.slots[index] = std::move(r);
-  release_batch(batch);
+  answer_made(batch, index, [&r]() -> Response { return std::move(r); }, started_us);
 }
 
 void PeerState::release_batch(std::uint64_t batch) {
@@ -259,15 +243,16 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
                                              std::to_string(s.opts.limits.max_in_flight) + ")"));
   const detail::Registered& r = it->second;
 
-  json p;
+  // The handler gets the params where they are: the message's own member
+  // (absent: made null there), or what check_params made of them.
+  std::optional<json> checked_p;
   if (r.spec) {
     if (params && s.opts.inspect) s.opts.inspect(*params, nullptr);
     auto checked = detail::check_params(*r.spec, params);
     if (!checked) return fail(checked.error());
-    p = std::move(checked.value());
-  } else if (params) {
-    p = std::move(*params);
+    checked_p.emplace(std::move(checked.value()));
   }
+  json& p = checked_p ? *checked_p : params ? *params : params.emplace();
 
   // The handler is called in place: one that re-registers or removes its
   // own method meanwhile leaves the old registration in PeerState::retired.
@@ -280,11 +265,13 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   // An answer a handler gave at once (sync, or deferrable without taking
   // its Reply): sent, or for a notification dropped, a failure reported.
   auto answer_now = [&](Result<json>& out) {
-    Response resp = out.ok() ? Response{answer ? *id : Id(), std::move(out.value())}
-                             : Response{answer ? *id : Id(), out.error()};
-    if (answer) return s.answer(batch, index, std::move(resp), started_us);
+    auto make = [&] {
+      return out.ok() ? Response{answer ? *id : Id(), std::move(out.value())}
+                      : Response{answer ? *id : Id(), out.error()};
+    };
+    if (answer) return s.answer_made(batch, index, make, started_us);
     if (!out.ok()) fail(out.error());
-    s.drop(std::move(resp));  // §4.1: a notification is never answered
+    s.drop(make());  // §4.1: a notification is never answered
   };
   if (r.sync) {
     std::optional<Result<json>> out = answer_of([&] { return std::optional<Result<json>>(r.sync(p)); });

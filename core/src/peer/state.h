@@ -10,6 +10,8 @@
 
 #include "weft/peer.h"
 
+#include "rpc/made.h"
+
 namespace weft::detail {
 
 struct Registered {
@@ -168,6 +170,10 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // Produces the answer to one request: sent at once, or stored in its batch.
   // `started_us` >= 0: the clock_us() of its dispatch; the answer gets metrics.
   void answer(std::uint64_t batch, std::size_t index, Response&& r, std::int64_t started_us = -1);
+  // The same for the Response `make()` returns, made where it is kept (the
+  // outgoing vector or the batch's slot) instead of moved there.
+  template <class Make>
+  void answer_made(std::uint64_t batch, std::size_t index, Make&& make, std::int64_t started_us);
   // clock_us() when answers are measured (PeerState::measure), else -1.
   std::int64_t start_clock() const { return measure ? opts.clock_us() : -1; }
   // One answer of `batch` is in (or the dispatch guard is released); the
@@ -224,6 +230,30 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // A chunk's size for max_stream_chunk (PeerOptions::chunk_size).
   std::size_t measure_chunk(const json& value, std::size_t stop) const;
 };
+
+template <class Make>
+void PeerState::answer_made(std::uint64_t batch, std::size_t index, Make&& make, std::int64_t started_us) {
+  std::optional<ResponseMetrics> metrics;
+  if (started_us >= 0) {  // docs/protocol.md "Metrics"; response_size is the encoder's
+    const std::int64_t spent = opts.clock_us() - started_us;
+    metrics = ResponseMetrics{static_cast<std::uint64_t>(spent > 0 ? spent : 0), 0};
+  }
+  if (batch == 0) {
+    Outgoing o = std::move(spare_out);
+    o.messages.clear();
+    o.batch = false;
+    auto& r = std::get<Response>(o.messages.emplace_back(Made{[&make] { return make(); }}));
+    if (metrics) r.metrics = metrics;
+    emit(std::move(o));
+    spare_out = std::move(o);  // whatever the send left of it
+    return;
+  }
+  auto it = batches.find(batch);
+  if (it == batches.end()) return drop(make());  // closed meanwhile
+  auto& r = it->second.slots[index].emplace(Made{[&make] { return make(); }});
+  if (metrics) r.metrics = metrics;
+  release_batch(batch);
+}
 
 // rpc.handshake's answer on the serving side (handshake.cpp).
 Result<json> answer_handshake(PeerState& s, const json& params);

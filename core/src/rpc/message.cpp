@@ -7,11 +7,11 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 
 #include "json/parse.h"
 #include "json/write.h"
+#include "rpc/made.h"
 
 namespace weft {
 
@@ -159,16 +159,7 @@ const char* type_name(const json& v) {
   }
 }
 
-// A value that `make()` returns, for initializing an object of its type in
-// place: the conversion's result is the object itself (no temporary to move
-// from), as when a variant's alternative is constructed from it.
-template <class F>
-struct Made {
-  F make;
-  operator std::invoke_result_t<F&>() { return make(); }
-};
-template <class F>
-Made(F) -> Made<F>;
+using detail::Made;
 
 Invalid invalid(Id id, std::string what, bool reply = true) {
   return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
