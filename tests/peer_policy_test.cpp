@@ -453,8 +453,8 @@ TEST_CASE("classify(Envelope) gives the Items that classify() gives the same JSO
   auto envelope = [](const std::string& text, std::optional<std::string> lexeme = std::nullopt) {
     json v = json::parse(text);
     Envelope e;
-    for (auto [key, slot] : {std::pair{"jsonrpc", &e.jsonrpc}, {"method", &e.method}})
-      if (auto it = v.find(key); it != v.end()) *slot = string_member(*it);
+    if (auto it = v.find("jsonrpc"); it != v.end()) e.version = *it == "2.0";
+    if (auto it = v.find("method"); it != v.end()) e.method = string_member(*it);
     const std::initializer_list<std::pair<const char*, std::optional<json>*>> members = {
         {"params", &e.params}, {"id", &e.id}, {"result", &e.result}, {"error", &e.error}};
     for (auto [key, slot] : members)
@@ -482,6 +482,23 @@ TEST_CASE("classify(Envelope) gives the Items that classify() gives the same JSO
   const std::string error = R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"nope","data":[1]},"id":5})";
   CHECK(envelope(error) == via_document(error));
   CHECK(envelope(error) == error);
+
+  // Envelope::valid_id: an id its decoder already holds counts as that "id".
+  auto with_valid_id = [](Id id, bool call) {
+    Envelope e;
+    e.version = true;
+    if (call) {
+      e.method = string_member("sum");
+      e.params = json::array({1, 2});
+    } else {
+      e.result = json(7);
+    }
+    e.valid_id = std::move(id);
+    return item_text(classify(std::move(e)));
+  };
+  CHECK(with_valid_id(Id::integer(3), true) == via_document(request));
+  CHECK(with_valid_id(Id::string("s"), true) == via_document(R"({"jsonrpc":"2.0","method":"sum","params":[1,2],"id":"s"})"));
+  CHECK(with_valid_id(Id::integer(-4), false) == via_document(R"({"jsonrpc":"2.0","result":7,"id":-4})"));
 
   const std::string bad_version = R"({"jsonrpc":"1.0","method":"x","id":1})";
   CHECK(envelope(bad_version) == via_document(bad_version));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "abi.h"
@@ -109,7 +110,7 @@ void set_scalar(std::optional<json>& slot, const double* d, int kind, int a, int
 
 bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
 
-// "jsonrpc" or "method" as the envelope holds it, made in `slot`: a string
+// "method" as the envelope holds it, made in `slot`: a string
 // as its text (no json string on the heap per message), anything else as
 // the value found.
 void set_string(std::optional<StringMember>& slot, const double* d, int kind, int a, int b, const char* in) {
@@ -192,13 +193,20 @@ Item read_descriptor(const double* d, const char* in) {
   if (static_cast<int>(d[D_SHAPE]) != VALUE_OBJECT)
     return classify_non_object(scalar(d, D_SHAPE, D_SHAPE, D_SHAPE, in));
   Envelope e;
-  if (present(d, D_JSONRPC_KIND)) set_string(e.jsonrpc, d, D_JSONRPC_KIND, D_JSONRPC_A, D_JSONRPC_B, in);
+  e.version = static_cast<int>(d[D_JSONRPC_KIND]) == VALUE_STRING &&
+              std::string_view(in + static_cast<std::size_t>(d[D_JSONRPC_A]),
+                               static_cast<std::size_t>(d[D_JSONRPC_B])) == "2.0";
   if (present(d, D_METHOD_KIND)) set_string(e.method, d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
   if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
     // A number that is not a safe integer: its JS text is the lexeme.
     e.id.emplace(d[D_ID_A]);
     e.id_lexeme.emplace(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
-  } else if (present(d, D_ID_KIND)) {
+  } else if (const int k = static_cast<int>(d[D_ID_KIND]);
+             k == VALUE_NUMBER && std::trunc(d[D_ID_A]) == d[D_ID_A] && std::fabs(d[D_ID_A]) < 9.2e18) {
+    e.valid_id = Id::integer(static_cast<std::int64_t>(d[D_ID_A]));  // as scalar() would read it
+  } else if (k == VALUE_STRING) {
+    e.valid_id = Id::string(std::string(in + static_cast<std::size_t>(d[D_ID_A]), static_cast<std::size_t>(d[D_ID_B])));
+  } else if (k != VALUE_ABSENT) {
     set_scalar(e.id, d, D_ID_KIND, D_ID_A, D_ID_B, in);
   }
   switch (static_cast<int>(d[D_PARAMS_KIND])) {

@@ -189,8 +189,8 @@ struct Incoming {
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
 };
 
-// A "jsonrpc" or "method" member: its text when it is a string (no json
-// allocation), else the value found, for classify() to name its type.
+// A "method" member: its text when it is a string (no json allocation), else
+// the value found, for classify() to name its type.
 using StringMember = std::variant<std::string, json>;
 
 // The envelope of one message object: its members that JSON-RPC defines, each
@@ -203,13 +203,20 @@ using StringMember = std::variant<std::string, json>;
 // Payload members (params, result, error.data) may hold host placeholders of
 // the right JSON type: classify() only checks their type and moves them.
 //
-// "jsonrpc" and "method" must be strings (§4), so they are held as text when
-// they are (a json string would cost a heap allocation per message), else as
-// the value found (StringMember), whose type classify() names in its error.
+// "method" must be a string (§4), so it is held as text when it is (a json
+// string would cost a heap allocation per message), else as the value found
+// (StringMember), whose type classify() names in its error. Of "jsonrpc"
+// only one thing matters (§4: "MUST be exactly "2.0""), so only that is kept.
 struct Envelope {
+  // "jsonrpc" is present and is the string "2.0".
+  bool version = false;
   // The members as found; nullopt when absent.
-  std::optional<StringMember> jsonrpc, method;
+  std::optional<StringMember> method;
   std::optional<json> params, id, result, error;
+  // Instead of `id`: an id the decoder already holds as a valid Id (a host
+  // whose ids arrive as numbers and strings need not make a json of each).
+  // Set at most one of the two.
+  std::optional<Id> valid_id;
   // "metrics" (docs/protocol.md, "Metrics"): kept for responses only.
   std::optional<json> metrics;
   // The source text of "id" when it is a number but not a 64-bit integer

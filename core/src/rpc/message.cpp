@@ -165,11 +165,6 @@ Invalid invalid(Id id, std::string what, bool reply = true) {
   return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
 }
 
-bool has_version(const Envelope& e) {
-  const std::string* v = e.jsonrpc ? std::get_if<std::string>(&*e.jsonrpc) : nullptr;
-  return v && std::string_view(*v) == "2.0";
-}
-
 // The members JSON-RPC defines (§4, §5); any other is ignored.
 enum class Member : std::uint8_t { None, Jsonrpc, Method, Params, Id, Result, Error, Metrics };
 
@@ -194,7 +189,7 @@ Member envelope_member(std::string_view name) {
 void set_member(Envelope& e, Member m, json&& v) {
   switch (m) {
     case Member::None: return;
-    case Member::Jsonrpc: e.jsonrpc = string_member(std::move(v)); return;
+    case Member::Jsonrpc: e.version = v.is_string() && v.get_ref<const std::string&>() == "2.0"; return;
     case Member::Method: e.method = string_member(std::move(v)); return;
     case Member::Params: e.params = std::move(v); return;
     case Member::Id: e.id = std::move(v); return;
@@ -206,7 +201,7 @@ void set_member(Envelope& e, Member m, json&& v) {
 
 // The same for a string value, given as its text.
 void set_member_text(Envelope& e, Member m, std::string_view text) {
-  if (m == Member::Jsonrpc) e.jsonrpc.emplace(std::in_place_index<0>, text);
+  if (m == Member::Jsonrpc) e.version = text == "2.0";
   else if (m == Member::Method) e.method.emplace(std::in_place_index<0>, text);
   else set_member(e, m, json(std::string(text)));
 }
@@ -222,11 +217,19 @@ Envelope envelope_of(json::object_t& obj, std::string* lexeme) {
   return e;
 }
 
+// The envelope's id: the one its decoder read (Envelope::valid_id), else
+// "id" as found — nullopt when absent or not a String, Number or Null (§4).
+std::optional<Id> id_of(Envelope& e, const std::string* lexeme) {
+  if (e.valid_id) return std::move(e.valid_id);
+  if (e.id) return Id::from_json(*e.id, lexeme);
+  return std::nullopt;
+}
+
 // §5: "id ... MUST be the same as the value of the id member in the Request";
 // an id that is not a String, Number or Null cannot be echoed, so it is null.
 // Moves method and params out of the envelope: it is discarded afterwards.
 Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
-  std::optional<Id> id = e.id ? Id::from_json(*e.id, lexeme) : std::nullopt;
+  std::optional<Id> id = id_of(e, lexeme);
   if (e.id && !id)
     return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") + type_name(*e.id));
   // What an Invalid carries (§5): made only on the paths that need it.
@@ -250,11 +253,7 @@ Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
 
 // What an Invalid that is not about the id carries: the message's id when it
 // is usable (§5 "the same value as the id member"), else null.
-Id usable_id(const Envelope& e, const std::string* lexeme) {
-  std::optional<Id> id;
-  if (e.id) id = Id::from_json(*e.id, lexeme);
-  return id.value_or(Id());
-}
+Id usable_id(Envelope& e, const std::string* lexeme) { return id_of(e, lexeme).value_or(Id()); }
 
 // A response's "metrics" member (docs/protocol.md, "Metrics"): informational,
 // so one that is not {"processing_time_us": uint, "response_size": uint} is
@@ -271,8 +270,7 @@ std::optional<ResponseMetrics> metrics_of(const Envelope& e) {
 // Malformed responses are reported, never answered: answering a response
 // with an error could make two peers bounce errors at each other forever.
 Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
-  std::optional<Id> id;
-  if (e.id) id = Id::from_json(*e.id, lexeme);
+  std::optional<Id> id = id_of(e, lexeme);
   const Id rid = id.value_or(Id());
   if (!versioned) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
   if (!id) return invalid(rid, "response has no usable \"id\"", false);
@@ -321,7 +319,7 @@ Item classify_non_object(const json& v) {
 // decoder (Document, parser events, the WebAssembly binding) ends here.
 Item classify(Envelope&& e) {
   const std::string* lexeme = e.id_lexeme ? &*e.id_lexeme : nullptr;
-  const bool versioned = has_version(e);
+  const bool versioned = e.version;
   const bool call = e.method.has_value();
   Item item = call                  ? classify_request(e, lexeme, versioned)
               : e.result || e.error ? classify_response(e, lexeme, versioned)
