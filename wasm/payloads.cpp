@@ -2,6 +2,7 @@
 #include "payloads.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "abi.h"
@@ -19,7 +20,7 @@ struct Pool {
   std::vector<json> slots;
   std::size_t top = 0;
   bool empty() const { return top == 0; }
-  json take() { return std::move(slots[--top]); }
+  void take_into(json& slot) { slot.swap(slots[--top]); }
   void give(json& v) {
     if (top == slots.size()) {
       if (top == kPoolMax) return;
@@ -30,7 +31,6 @@ struct Pool {
 };
 Pool g_pool[3];
 
-json pooled(MarkerKind k) { return g_pool[k].take(); }
 
 MarkerKind marker_kind(const json& v, double& n) {
   switch (v.type()) {
@@ -65,42 +65,51 @@ MarkerKind marker_kind(const json& v, double& n) {
   return kNotMarker;
 }
 
+// A marker of kind `k` for handle `n`, made in `slot` (null): a pooled one
+// swapped in and given its handle, else a new one.
+void make_marker(MarkerKind k, json& slot, double n) {
+  const auto u = static_cast<std::uint64_t>(n);
+  Pool& pool = g_pool[k];
+  if (!pool.empty()) {
+    pool.take_into(slot);
+    switch (k) {
+      case kValueMarker: slot.get_binary().set_subtype(u); break;
+      case kObjectMarker: slot.get_ref<json::object_t&>().begin()->second.get_ref<json::number_unsigned_t&>() = u; break;
+      default: slot.get_ref<json::array_t&>()[1].get_ref<json::number_unsigned_t&>() = u; break;
+    }
+    return;
+  }
+  switch (k) {
+    case kValueMarker: slot = json::binary(json::binary_t::container_type{}, u); break;
+    case kObjectMarker:
+      slot = json(json::value_t::object);
+      slot.get_ref<json::object_t&>().emplace(std::string(1, '\xFF'), u);
+      break;
+    default: {
+      slot = json(json::value_t::array);
+      auto& a = slot.get_ref<json::array_t&>();
+      a.reserve(2);
+      a.emplace_back(json::value_t::discarded);
+      a.emplace_back(u);
+      break;
+    }
+  }
+}
+
+json marker(MarkerKind k, double n) {
+  json j;
+  make_marker(k, j, n);
+  return j;
+}
+
 }  // namespace
 
-json value_marker(double n) {
-  const auto u = static_cast<std::uint64_t>(n);
-  if (g_pool[kValueMarker].empty()) return json::binary(json::binary_t::container_type{}, u);
-  json j = pooled(kValueMarker);
-  j.get_binary().set_subtype(u);
-  return j;
-}
-
-json object_marker(double n) {
-  const auto u = static_cast<std::uint64_t>(n);
-  if (!g_pool[kObjectMarker].empty()) {
-    json j = pooled(kObjectMarker);
-    j.get_ref<json::object_t&>().begin()->second.get_ref<json::number_unsigned_t&>() = u;
-    return j;
-  }
-  json j(json::value_t::object);
-  j.get_ref<json::object_t&>().emplace(std::string(1, '\xFF'), u);
-  return j;
-}
-
-json array_marker(double n) {
-  const auto u = static_cast<std::uint64_t>(n);
-  if (!g_pool[kArrayMarker].empty()) {
-    json j = pooled(kArrayMarker);
-    j.get_ref<json::array_t&>()[1].get_ref<json::number_unsigned_t&>() = u;
-    return j;
-  }
-  json j(json::value_t::array);
-  auto& a = j.get_ref<json::array_t&>();
-  a.reserve(2);
-  a.emplace_back(json::value_t::discarded);
-  a.emplace_back(u);
-  return j;
-}
+json value_marker(double n) { return marker(kValueMarker, n); }
+json object_marker(double n) { return marker(kObjectMarker, n); }
+json array_marker(double n) { return marker(kArrayMarker, n); }
+void value_marker_in(std::optional<json>& slot, double n) { make_marker(kValueMarker, slot.emplace(), n); }
+void object_marker_in(std::optional<json>& slot, double n) { make_marker(kObjectMarker, slot.emplace(), n); }
+void array_marker_in(std::optional<json>& slot, double n) { make_marker(kArrayMarker, slot.emplace(), n); }
 
 double marker_of(const json& v) {
   double n = abi::kPAY_TEXT;

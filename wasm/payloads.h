@@ -27,6 +27,8 @@
 // profile, so those the glue gets back are refilled instead.
 #pragma once
 
+#include <optional>
+
 #include "weft/weft.h"
 
 namespace weft::wasm {
@@ -34,6 +36,11 @@ namespace weft::wasm {
 json value_marker(double handle);
 json object_marker(double handle);
 json array_marker(double handle);
+// The same, made in `slot` (a json moved into an optional is one more to
+// destroy).
+void value_marker_in(std::optional<json>& slot, double handle);
+void object_marker_in(std::optional<json>& slot, double handle);
+void array_marker_in(std::optional<json>& slot, double handle);
 // The handle `v` is a marker for, or abi::kPAY_TEXT when `v` is a real value.
 double marker_of(const json& v);
 // The same, and `v` given back to its pool when it is a marker (read

@@ -211,11 +211,11 @@ Item read_descriptor(const double* d, const char* in) {
   }
   switch (static_cast<int>(d[D_PARAMS_KIND])) {
     case VALUE_ABSENT: break;
-    case VALUE_OBJECT: e.params = object_marker(d[D_PARAMS_A]); break;
-    case VALUE_ARRAY: e.params = array_marker(d[D_PARAMS_A]); break;
+    case VALUE_OBJECT: object_marker_in(e.params, d[D_PARAMS_A]); break;
+    case VALUE_ARRAY: array_marker_in(e.params, d[D_PARAMS_A]); break;
     default: set_scalar(e.params, d, D_PARAMS_KIND, D_PARAMS_A, D_PARAMS_A, in); break;
   }
-  if (present(d, D_RESULT_KIND)) e.result = value_marker(d[D_RESULT_A]);
+  if (present(d, D_RESULT_KIND)) value_marker_in(e.result, d[D_RESULT_A]);
   const int ek = static_cast<int>(d[D_ERROR_KIND]);
   if (ek == VALUE_OBJECT) {
     json err(json::value_t::object);
