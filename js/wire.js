@@ -14,27 +14,30 @@ import { pushInbound, inboundValue } from './payloads.js';
 import { utf8Length } from './size.js';
 import { T_ERROR, T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
 
+// The ABI's constants as module constants: a namespace member is looked
+// up on every use, and these are read for every message.
+const {
+  D_CODE_KIND, D_DATA_A, D_DATA_KIND, D_ERROR_KIND, D_ID_A, D_ID_B, D_ID_C, D_ID_KIND,
+  D_JSONRPC_KIND, D_MESSAGE_KIND, D_METHOD_KIND, D_METRICS_KIND, D_METRICS_SIZE, D_METRICS_TIME,
+  D_PARAMS_A, D_PARAMS_KIND, D_RESULT_A, D_RESULT_KIND, D_SHAPE, ID_INT, ID_LEXEME,
+  ID_STRING, METRICS_NONE, MSG_NOTIFICATION, MSG_REQUEST, MSG_RESULT, PAY_INBOUND_BASE, PAY_NONE,
+  PAY_TEXT, R_CODE, R_ID_A, R_ID_B, R_ID_KIND, R_KIND, R_METRICS, R_PAY, R_STR_N, R_STR_P,
+  R_TEXT_N, R_TEXT_P, R_VALUE, VALUE_ABSENT, VALUE_ARRAY, VALUE_FALSE, VALUE_NON_FINITE,
+  VALUE_NULL, VALUE_NUMBER, VALUE_OBJECT, VALUE_PAYLOAD, VALUE_STRING, VALUE_TRUE,
+} = A;
+
 /** The ABI kind of a JavaScript value. */
 export function kindOf(v) {
   switch (typeof v) {
-    case 'undefined': return A.VALUE_ABSENT;
-    case 'string': return A.VALUE_STRING;
-    case 'number': return Number.isFinite(v) ? A.VALUE_NUMBER : A.VALUE_NON_FINITE;
-    case 'boolean': return v ? A.VALUE_TRUE : A.VALUE_FALSE;
-    case 'bigint': return A.VALUE_NUMBER;
-    case 'object': return v === null ? A.VALUE_NULL : Array.isArray(v) ? A.VALUE_ARRAY : A.VALUE_OBJECT;
-    default: return A.VALUE_NULL;  // functions, symbols: JSON.stringify would give null or nothing
+    case 'undefined': return VALUE_ABSENT;
+    case 'string': return VALUE_STRING;
+    case 'number': return Number.isFinite(v) ? VALUE_NUMBER : VALUE_NON_FINITE;
+    case 'boolean': return v ? VALUE_TRUE : VALUE_FALSE;
+    case 'bigint': return VALUE_NUMBER;
+    case 'object': return v === null ? VALUE_NULL : Array.isArray(v) ? VALUE_ARRAY : VALUE_OBJECT;
+    default: return VALUE_NULL;  // functions, symbols: JSON.stringify would give null or nothing
   }
 }
-
-// Constants read once: a module namespace's member costs a lookup per use,
-// and describe() runs for every message received.
-const {
-  D_SHAPE, D_ID_C, D_RESULT_KIND, D_RESULT_A, D_DATA_KIND, D_DATA_A, D_METRICS_KIND, D_METRICS_TIME,
-  D_METRICS_SIZE, D_JSONRPC_KIND, D_METHOD_KIND, D_ID_KIND, D_ID_A, D_ID_B, D_PARAMS_KIND, D_PARAMS_A,
-  D_ERROR_KIND, D_CODE_KIND, D_MESSAGE_KIND, VALUE_NUMBER, VALUE_NON_FINITE, VALUE_STRING,
-  VALUE_OBJECT, VALUE_ARRAY, VALUE_PAYLOAD,
-} = A;
 
 // A string member at slots s (kind), s+1 (byte offset), s+2 (byte length);
 // `at` is the next free byte of the input buffer, returned updated.
@@ -144,28 +147,28 @@ export function describe(d, m, at) {
 export function describeTuple(d, t, at) {
   switch (t[0]) {  // one comparison per kind: BigInt equality is a call
     case T_REQUEST:
-      at = head(d, A.VALUE_ABSENT, at);
+      at = head(d, VALUE_ABSENT, at);
       at = scalar(d + D_METHOD_KIND, t[2], at);
       at = describeId(d, t[1], at);
       return describeParams(d, t[3], at);
     case T_RESULT:
-      at = head(d, A.VALUE_ABSENT, at);
+      at = head(d, VALUE_ABSENT, at);
       noCall(d);
       at = describeId(d, t[1], at);
       if (t.length > 2) describeResult(d, t[2]);
       return at;
     case T_NOTIFICATION:
-      at = head(d, A.VALUE_ABSENT, at);
-      M.HEAPF64[d + A.D_ID_KIND] = A.VALUE_ABSENT;
+      at = head(d, VALUE_ABSENT, at);
+      M.HEAPF64[d + D_ID_KIND] = VALUE_ABSENT;
       at = scalar(d + D_METHOD_KIND, t[1], at);
       return describeParams(d, t[2], at);
     case T_ERROR:
-      at = head(d, A.VALUE_OBJECT, at);
+      at = head(d, VALUE_OBJECT, at);
       noCall(d);
       at = describeId(d, t[1], at);
       return describeError(d, t[2], t[3], t[4], at);
     default:
-      M.HEAPF64[d + A.D_SHAPE] = A.VALUE_ARRAY;
+      M.HEAPF64[d + D_SHAPE] = VALUE_ARRAY;
       return at;
   }
 }
@@ -174,14 +177,14 @@ export function describeTuple(d, t, at) {
 function head(d, errorKind, at) {
   begin(d);
   at = text(d + D_JSONRPC_KIND, '2.0', at);
-  M.HEAPF64[d + A.D_ERROR_KIND] = errorKind;
+  M.HEAPF64[d + D_ERROR_KIND] = errorKind;
   return at;
 }
 
 // A response tuple has no method and no params.
 function noCall(d) {
   const F = M.HEAPF64;
-  F[d + A.D_METHOD_KIND] = F[d + A.D_PARAMS_KIND] = A.VALUE_ABSENT;
+  F[d + D_METHOD_KIND] = F[d + D_PARAMS_KIND] = VALUE_ABSENT;
 }
 
 function numberOrNaN(v) {
@@ -199,10 +202,10 @@ function withMetrics(o, us) {
 }
 
 function recId(F, r) {
-  switch (F[r + A.R_ID_KIND]) {
-    case A.ID_INT: return F[r + A.R_ID_A];
-    case A.ID_STRING: return str(F[r + A.R_ID_A], F[r + A.R_ID_B]);
-    case A.ID_LEXEME: return Number(str(F[r + A.R_ID_A], F[r + A.R_ID_B]));  // as JSON.parse reads it
+  switch (F[r + R_ID_KIND]) {
+    case ID_INT: return F[r + R_ID_A];
+    case ID_STRING: return str(F[r + R_ID_A], F[r + R_ID_B]);
+    case ID_LEXEME: return Number(str(F[r + R_ID_A], F[r + R_ID_B]));  // as JSON.parse reads it
     default: return null;
   }
 }
@@ -215,67 +218,67 @@ function recId(F, r) {
  */
 export function message(out, r, text, tuples = false) {
   const F = M.HEAPF64;
-  const kind = F[r + A.R_KIND];
-  const pay = F[r + A.R_PAY];
+  const kind = F[r + R_KIND];
+  const pay = F[r + R_PAY];
   let v;
-  if (pay >= A.PAY_INBOUND_BASE) v = inboundValue(pay);
+  if (pay >= PAY_INBOUND_BASE) v = inboundValue(pay);
   else if (pay >= 0) v = out.release(pay);
-  else if (pay === A.PAY_TEXT && text) v = JSON.parse(str(text + F[r + A.R_TEXT_P], F[r + A.R_TEXT_N]));
-  const us = F[r + A.R_METRICS];
-  if (tuples && us === A.METRICS_NONE && F[r + A.R_VALUE] === A.PAY_NONE) return tuple(F, r, kind, pay, v);
-  if (kind === A.MSG_RESULT) {
+  else if (pay === PAY_TEXT && text) v = JSON.parse(str(text + F[r + R_TEXT_P], F[r + R_TEXT_N]));
+  const us = F[r + R_METRICS];
+  if (tuples && us === METRICS_NONE && F[r + R_VALUE] === PAY_NONE) return tuple(F, r, kind, pay, v);
+  if (kind === MSG_RESULT) {
     const o = { jsonrpc: '2.0', result: v === undefined ? null : v, id: recId(F, r) };
-    return us === A.METRICS_NONE ? o : withMetrics(o, us);
+    return us === METRICS_NONE ? o : withMetrics(o, us);
   }
-  if (kind === A.MSG_REQUEST || kind === A.MSG_NOTIFICATION) {
-    const m = { jsonrpc: '2.0', method: str(F[r + A.R_STR_P], F[r + A.R_STR_N]) };
-    if (pay !== A.PAY_NONE) m.params = v;
+  if (kind === MSG_REQUEST || kind === MSG_NOTIFICATION) {
+    const m = { jsonrpc: '2.0', method: str(F[r + R_STR_P], F[r + R_STR_N]) };
+    if (pay !== PAY_NONE) m.params = v;
     // Params the core built around a payload ($/weft/chunk, $/progress).
-    const pv = F[r + A.R_VALUE];
-    if (pv !== A.PAY_NONE) {
-      const x = pv >= A.PAY_INBOUND_BASE ? inboundValue(pv) : out.release(pv);
+    const pv = F[r + R_VALUE];
+    if (pv !== PAY_NONE) {
+      const x = pv >= PAY_INBOUND_BASE ? inboundValue(pv) : out.release(pv);
       if (m.params !== null && typeof m.params === 'object') m.params.value = x;
     }
-    if (kind === A.MSG_REQUEST) m.id = recId(F, r);
+    if (kind === MSG_REQUEST) m.id = recId(F, r);
     return m;
   }
-  const code = F[r + A.R_CODE], msg = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
+  const code = F[r + R_CODE], msg = str(F[r + R_STR_P], F[r + R_STR_N]);
   const error = v === undefined ? { code, message: msg } : { code, message: msg, data: v };
   const o = { jsonrpc: '2.0', error, id: recId(F, r) };
-  return us === A.METRICS_NONE ? o : withMetrics(o, us);
+  return us === METRICS_NONE ? o : withMetrics(o, us);
 }
 
 // Record `r` as a tuple; `v` its payload's value, `pay` its slot.
 function tuple(F, r, kind, pay, v) {
   switch (kind) {
-    case A.MSG_RESULT: return [T_RESULT, recId(F, r), v === undefined ? null : v];
-    case A.MSG_REQUEST: {
-      const method = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
-      return pay === A.PAY_NONE ? [T_REQUEST, recId(F, r), method] : [T_REQUEST, recId(F, r), method, v];
+    case MSG_RESULT: return [T_RESULT, recId(F, r), v === undefined ? null : v];
+    case MSG_REQUEST: {
+      const method = str(F[r + R_STR_P], F[r + R_STR_N]);
+      return pay === PAY_NONE ? [T_REQUEST, recId(F, r), method] : [T_REQUEST, recId(F, r), method, v];
     }
-    case A.MSG_NOTIFICATION: {
-      const method = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
-      return pay === A.PAY_NONE ? [T_NOTIFICATION, method] : [T_NOTIFICATION, method, v];
+    case MSG_NOTIFICATION: {
+      const method = str(F[r + R_STR_P], F[r + R_STR_N]);
+      return pay === PAY_NONE ? [T_NOTIFICATION, method] : [T_NOTIFICATION, method, v];
     }
     default: {
-      const msg = str(F[r + A.R_STR_P], F[r + A.R_STR_N]);
-      return v === undefined ? [T_ERROR, recId(F, r), F[r + A.R_CODE], msg]
-        : [T_ERROR, recId(F, r), F[r + A.R_CODE], msg, v];
+      const msg = str(F[r + R_STR_P], F[r + R_STR_N]);
+      return v === undefined ? [T_ERROR, recId(F, r), F[r + R_CODE], msg]
+        : [T_ERROR, recId(F, r), F[r + R_CODE], msg, v];
     }
   }
 }
 
 /** A payload the core hands to JS without giving it up (params, a result). */
 export function value(out, sl, p, n) {
-  if (sl >= A.PAY_INBOUND_BASE) return inboundValue(sl);
+  if (sl >= PAY_INBOUND_BASE) return inboundValue(sl);
   if (sl >= 0) return out.peek(sl);
-  if (sl === A.PAY_TEXT) return JSON.parse(str(p, n));
+  if (sl === PAY_TEXT) return JSON.parse(str(p, n));
   return undefined;
 }
 
 /** Call/notify params as [kind, handle-or-number] (payloads held in `out`). */
 export function params(out, p) {
   const k = kindOf(p);
-  if (k === A.VALUE_OBJECT || k === A.VALUE_ARRAY) return [k, out.hold(p)];
-  return [k, k === A.VALUE_NUMBER ? Number(p) : 0];
+  if (k === VALUE_OBJECT || k === VALUE_ARRAY) return [k, out.hold(p)];
+  return [k, k === VALUE_NUMBER ? Number(p) : 0];
 }
