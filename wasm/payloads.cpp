@@ -35,7 +35,7 @@ Pool g_pool[3];
 MarkerKind marker_kind(const json& v, double& n) {
   switch (v.type()) {
     case json::value_t::binary: {
-      const auto& b = v.get_ref<const json::binary_t&>();
+      const auto& b = *v.get_ptr<const json::binary_t*>();
       if (b.empty() && b.has_subtype()) {
         n = static_cast<double>(b.subtype());
         return kValueMarker;
@@ -43,19 +43,21 @@ MarkerKind marker_kind(const json& v, double& n) {
       break;
     }
     case json::value_t::object: {
-      const auto& o = v.get_ref<const json::object_t&>();
+      const auto& o = *v.get_ptr<const json::object_t*>();
       if (o.size() != 1) break;
       const auto& [k, u] = *o.begin();
-      if (k.size() == 1 && k[0] == '\xFF' && u.is_number_unsigned()) {
-        n = static_cast<double>(u.get<std::uint64_t>());
+      const auto* h = u.get_ptr<const json::number_unsigned_t*>();
+      if (h && k.size() == 1 && k[0] == '\xFF') {
+        n = static_cast<double>(*h);
         return kObjectMarker;
       }
       break;
     }
     case json::value_t::array: {
-      const auto& a = v.get_ref<const json::array_t&>();
-      if (a.size() == 2 && a[0].is_discarded() && a[1].is_number_unsigned()) {
-        n = static_cast<double>(a[1].get<std::uint64_t>());
+      const auto& a = *v.get_ptr<const json::array_t*>();
+      if (a.size() != 2 || !a[0].is_discarded()) break;
+      if (const auto* h = a[1].get_ptr<const json::number_unsigned_t*>()) {
+        n = static_cast<double>(*h);
         return kArrayMarker;
       }
       break;
@@ -73,9 +75,10 @@ void make_marker(MarkerKind k, json& slot, double n) {
   if (!pool.empty()) {
     pool.take_into(slot);
     switch (k) {
-      case kValueMarker: slot.get_binary().set_subtype(u); break;
-      case kObjectMarker: slot.get_ref<json::object_t&>().begin()->second.get_ref<json::number_unsigned_t&>() = u; break;
-      default: slot.get_ref<json::array_t&>()[1].get_ref<json::number_unsigned_t&>() = u; break;
+      // Pooled markers have their shape: the handle's place is known.
+      case kValueMarker: slot.get_ptr<json::binary_t*>()->set_subtype(u); break;
+      case kObjectMarker: *slot.get_ptr<json::object_t*>()->begin()->second.get_ptr<json::number_unsigned_t*>() = u; break;
+      default: *(*slot.get_ptr<json::array_t*>())[1].get_ptr<json::number_unsigned_t*>() = u; break;
     }
     return;
   }
