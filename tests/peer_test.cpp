@@ -326,6 +326,34 @@ TEST_CASE("Id equality follows type and value", "[message]") {
   CHECK(Id::null() == Id());
 }
 
+// dispatch remembers the registration it found last (PeerState::last_method):
+// a replacement, a removal or another method in between must not leave it stale.
+TEST_CASE("each call runs the method registered under its name at that time", "[peer]") {
+  Loop l;
+  auto answer = [](std::string v) { return SyncHandler([v](const json&) -> Result<json> { return json(v); }); };
+  l.peer->method("a", answer("a1"));
+  l.peer->method("b", answer("b1"));
+  l.in(R"({"jsonrpc":"2.0","method":"a","id":1})");
+  l.peer->method("a", answer("a2"));
+  l.in(R"({"jsonrpc":"2.0","method":"a","id":2})");
+  l.in(R"({"jsonrpc":"2.0","method":"b","id":3})");
+  l.in(R"({"jsonrpc":"2.0","method":"a","id":4})");
+  CHECK(l.peer->remove("a"));
+  l.in(R"({"jsonrpc":"2.0","method":"a","id":5})");
+  for (int i = 0; i < 64; ++i) l.peer->method("m" + std::to_string(i), answer("m"));  // rehashes
+  l.peer->method("a", answer("a3"));
+  l.in(R"({"jsonrpc":"2.0","method":"b","id":6})");
+  l.in(R"({"jsonrpc":"2.0","method":"a","id":7})");
+  REQUIRE(l.sent.size() == 7);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","result":"a1","id":1})");
+  CHECK(l.sent[1] == R"({"jsonrpc":"2.0","result":"a2","id":2})");
+  CHECK(l.sent[2] == R"({"jsonrpc":"2.0","result":"b1","id":3})");
+  CHECK(l.sent[3] == R"({"jsonrpc":"2.0","result":"a2","id":4})");
+  CHECK(l.sent[4] == R"({"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found: a"},"id":5})");
+  CHECK(l.sent[5] == R"({"jsonrpc":"2.0","result":"b1","id":6})");
+  CHECK(l.sent[6] == R"({"jsonrpc":"2.0","result":"a3","id":7})");
+}
+
 // dispatch runs handlers in place; a registration replaced or removed by its
 // own handler is kept until that handler returns. The captures live on the
 // heap, so a handler destroyed mid-call would be a use after free (ASan).

@@ -34,6 +34,7 @@ void PeerState::register_method(std::string name, Registered r) {
 bool PeerState::remove_method(const std::string& name) {
   auto it = methods.find(name);
   if (it == methods.end()) return false;
+  last_method = nullptr;
   if (running > 0) retired.push_back(methods.extract(it));
   else methods.erase(it);
   return true;

@@ -229,8 +229,13 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   // Rate limit and drain come first: a flood of unknown methods is a flood.
   if (answer)
     if (auto refused = s.refuse_request()) return fail(std::move(*refused));
-  auto it = s.methods.find(method);
-  if (it == s.methods.end() || (answer && it->second.notification)) {
+  PeerState::Methods::value_type* m = s.last_method;
+  if (!m || m->first != method) {
+    auto it = s.methods.find(method);
+    m = it == s.methods.end() ? nullptr : &*it;
+    if (m) s.last_method = m;
+  }
+  if (!m || (answer && m->second.notification)) {
     if (!answer) {
       // LSP: "$/" notifications may be ignored by servers that do not know them.
       s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
@@ -241,7 +246,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   if (answer && s.answering >= s.opts.limits.max_in_flight)
     return fail(Error(code::kOverloaded, "Too many requests in flight (limit " +
                                              std::to_string(s.opts.limits.max_in_flight) + ")"));
-  const detail::Registered& r = it->second;
+  const detail::Registered& r = m->second;
 
   // The handler gets the params where they are: the message's own member
   // (absent: made null there), or what check_params made of them.

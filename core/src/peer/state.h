@@ -111,6 +111,10 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   PeerOptions opts;
   using Methods = std::unordered_map<std::string, Registered>;
   Methods methods;
+  // The entry the last dispatch found (calls tend to repeat a method): a
+  // string compare instead of a hash lookup. Elements of an unordered_map
+  // stay where they are on rehash; remove_method() forgets it.
+  Methods::value_type* last_method = nullptr;
   // Handlers run in place (dispatch), not from a copy of their std::function
   // (a copy per call showed in the profile of small calls). A handler may
   // re-register or remove its own method: while one runs (`running` > 0)
