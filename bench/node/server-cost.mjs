@@ -3,10 +3,11 @@
 // tuple [0n, n, "add", {a,b}] with --shape tuple) handed to the server's
 // port listener directly, answers counted and dropped: no postMessage, no
 // client. The server's share of a round trip, which a foreign client's p50
-// carries (bench/README.md). Per request: elapsed ÷ N, in runs of 200,000
-// after three shorter ones to warm up; the minimum of the runs is printed
+// carries (bench/README.md). Per request: elapsed ÷ N, in runs of N (200,000)
+// after three of a quarter as many to warm up; the minimum of the runs is printed
 // with all of them.
-//   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple] [--runs 5]
+//   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple] [--runs 5] [--n 200000]
+// (bench/node/server-instructions.sh counts the same requests' instructions.)
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) for weft.
 import { serve } from './contenders.mjs';
 
@@ -17,12 +18,12 @@ const opt = (name, dflt) => {
 };
 const shape = opt('--shape', 'object');
 const runs = Number(opt('--runs', '5'));
+const N = Number(opt('--n', '200000'));
 const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
 const SERVERS = ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)'];
 for (const lib of libs) if (!SERVERS.includes(lib)) throw new Error(`${lib}: one of ${SERVERS.join(', ')}`);
 if (shape !== 'object' && shape !== 'tuple') throw new Error(`--shape ${shape}: object or tuple`);
 
-const N = 200000;
 const request = shape === 'tuple'
   ? (id) => [0n, id, 'add', { a: 1, b: 2 }]
   : (id) => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id });
