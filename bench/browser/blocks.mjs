@@ -6,27 +6,14 @@
 // iframe) after 3,000 to warm up.
 //   node bench/browser/blocks.mjs [contender,...] [--transport messagechannel,worker,iframe,iframe-cross]
 //   (defaults: weft,weft (pack:false),json-rpc-2.0 on the MessageChannel)
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startBenchServer } from './server.mjs';
+import { openBenchPage } from './open.mjs';
 
 const args = process.argv.slice(2);
 const ti = args.indexOf('--transport');
 const transports = (ti >= 0 ? args.splice(ti, 2)[1] : 'messagechannel').split(',');
 const libs = (args[0] ?? 'weft,weft (pack:false),json-rpc-2.0').split(',');
-const { chromium } = await import('playwright-core');
-const server = await startBenchServer();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-blocks-'));
-const browser = await chromium.launchPersistentContext(dir, {
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-});
+const { page, close } = await openBenchPage('blocks');
 try {
-  const page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (e) => console.log('page error:', e.message));
-  await page.goto(`${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}`, { waitUntil: 'load' });
-  await page.waitForFunction(() => window.benchReady === true);
   for (const t of transports) {
     const n = t === 'iframe-cross' ? 2000 : 20000;
     const got = Object.fromEntries(libs.map((l) => [l, []]));
@@ -41,7 +28,5 @@ try {
     }
   }
 } finally {
-  await browser.close();
-  await server.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await close();
 }

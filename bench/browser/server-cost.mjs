@@ -10,23 +10,10 @@
 //   node bench/browser/server-cost.mjs
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) and Chromium
 // (CHROMIUM_PATH, default /usr/bin/chromium).
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startBenchServer } from './server.mjs';
+import { openBenchPage } from './open.mjs';
 
-const { chromium } = await import('playwright-core');
-const server = await startBenchServer();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-server-cost-'));
-const browser = await chromium.launchPersistentContext(dir, {
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-});
+const { page, close } = await openBenchPage('server-cost');
 try {
-  const page = browser.pages()[0] ?? await browser.newPage();
-  page.on('pageerror', (e) => console.log('page error:', e.message));
-  await page.goto(`${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}`, { waitUntil: 'load' });
-  await page.waitForFunction(() => window.benchReady === true);
   const lines = await page.evaluate(async () => {
     const weft = await import('/js/index.js');
     const { JSONRPCServer: JrServer } = await import('/gen/json-rpc-2.0.mjs');
@@ -76,7 +63,5 @@ try {
   });
   for (const l of lines) console.log(l);
 } finally {
-  await browser.close();
-  await server.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await close();
 }
