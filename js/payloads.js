@@ -43,18 +43,20 @@ export class Outbound {
     this.count++;
     return g * INDEX + n;
   }
-  /** The value of a live handle (the core passed it back without releasing it). */
-  peek(handle) {
+  // The entry of a live handle; a stale one is refused.
+  index(handle) {
     const g = Math.floor(handle / INDEX);
     const n = handle - g * INDEX;
     if (this.gens[n] !== g || this.values[n] === FREE)
       throw new Error(`weft: stale payload handle ${handle}`);
-    return this.values[n];
+    return n;
   }
+  /** The value of a live handle (the core passed it back without releasing it). */
+  peek(handle) { return this.values[this.index(handle)]; }
   /** Frees `handle` and returns its value: the one place a handle ends. */
   release(handle) {
-    const v = this.peek(handle);
-    const n = handle - Math.floor(handle / INDEX) * INDEX;
+    const n = this.index(handle);
+    const v = this.values[n];
     this.values[n] = FREE;
     this.free.push(n);
     this.count--;

@@ -41,7 +41,7 @@ export function kindOf(v) {
 
 // A string member at slots s (kind), s+1 (byte offset), s+2 (byte length);
 // `at` is the next free byte of the input buffer, returned updated.
-function text(s, v, at) {
+function putString(s, v, at) {
   const n = put(v, at);
   const F = M.HEAPF64;  // put() may grow the memory: the view is read after it
   F[s] = VALUE_STRING; F[s + 1] = at; F[s + 2] = n;
@@ -50,7 +50,7 @@ function text(s, v, at) {
 
 // Any other member read as a scalar at slots s, s+1, s+2.
 function scalar(s, v, at) {
-  if (typeof v === 'string') return text(s, v, at);
+  if (typeof v === 'string') return putString(s, v, at);
   const F = M.HEAPF64;
   if (typeof v === 'number') {
     F[s] = Number.isFinite(v) ? VALUE_NUMBER : VALUE_NON_FINITE; F[s + 1] = v;
@@ -176,7 +176,7 @@ export function describeTuple(d, t, at) {
 // A tuple's implied members: an object, "jsonrpc": "2.0", the error's kind.
 function head(d, errorKind, at) {
   begin(d);
-  at = text(d + D_JSONRPC_KIND, '2.0', at);
+  at = putString(d + D_JSONRPC_KIND, '2.0', at);
   M.HEAPF64[d + D_ERROR_KIND] = errorKind;
   return at;
 }

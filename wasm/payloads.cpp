@@ -31,7 +31,6 @@ struct Pool {
 };
 Pool g_pool[3];
 
-
 MarkerKind marker_kind(const json& v, double& n) {
   switch (v.type()) {
     case json::value_t::binary: {

@@ -74,6 +74,10 @@ void record_string(double* r, const std::string& s) {
   r[R_STR_N] = static_cast<double>(s.size());
 }
 
+// A JS number that a JSON parse of its text would give as an integer: it is
+// integral and fits int64.
+bool is_int64(double v) { return std::trunc(v) == v && std::fabs(v) < 9.2e18; }
+
 // A JSON value of the kind JS described, for a member the core reads as a
 // scalar: strings and numbers carry their value; containers their type only.
 // `make` gets what the json is built from (a json per value would be made
@@ -86,8 +90,7 @@ decltype(auto) with_scalar(const double* d, int kind, int a, int b, const char* 
     case VALUE_TRUE: return make(true);
     case VALUE_NUMBER: {
       const double v = d[a];
-      // Integral values are integers, as a JSON parse of their text would give.
-      if (std::trunc(v) == v && std::fabs(v) < 9.2e18) return make(static_cast<std::int64_t>(v));
+      if (is_int64(v)) return make(static_cast<std::int64_t>(v));
       return make(v);
     }
     case VALUE_NON_FINITE: return make(d[a]);
@@ -125,7 +128,7 @@ void set_string(std::optional<StringMember>& slot, const double* d, int kind, in
 void metric(json::object_t& o, const char* name, double v) {
   if (std::isnan(v)) return;
   if (std::trunc(v) == v && v >= 0 && v < 1.8e19) o.emplace(name, static_cast<std::uint64_t>(v));
-  else if (std::trunc(v) == v && std::fabs(v) < 9.2e18) o.emplace(name, static_cast<std::int64_t>(v));
+  else if (is_int64(v)) o.emplace(name, static_cast<std::int64_t>(v));
   else o.emplace(name, v);
 }
 
@@ -201,8 +204,7 @@ Item read_descriptor(const double* d, const char* in) {
     // A number that is not a safe integer: its JS text is the lexeme.
     e.id.emplace(d[D_ID_A]);
     e.id_lexeme.emplace(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
-  } else if (const int k = static_cast<int>(d[D_ID_KIND]);
-             k == VALUE_NUMBER && std::trunc(d[D_ID_A]) == d[D_ID_A] && std::fabs(d[D_ID_A]) < 9.2e18) {
+  } else if (const int k = static_cast<int>(d[D_ID_KIND]); k == VALUE_NUMBER && is_int64(d[D_ID_A])) {
     e.valid_id = Id::integer(static_cast<std::int64_t>(d[D_ID_A]));  // as scalar() would read it
   } else if (k == VALUE_STRING) {
     e.valid_id = Id::string(std::string(in + static_cast<std::size_t>(d[D_ID_A]), static_cast<std::size_t>(d[D_ID_B])));
