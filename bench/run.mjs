@@ -4,11 +4,14 @@
 // repetition, order alternating), medians over repetitions. Writes
 // bench/results/latest.md and a dated copy.
 //
-//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b]
+//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools]
 //   --contenders keeps only those contenders (and the raw floors) on the Node and
 //   Chromium rows, e.g. --contenders weft,birpc: a p50 check alternating weft and
 //   its best peer, without the rest of the table (no heap or stream rows; like
 //   --only, it writes only the dated copy).
+//   --devtools drives Chromium through DevTools (Playwright) instead of
+//   starting it without a debugging connection (browser/open.mjs says what
+//   that changes); like --only, it writes only the dated copy.
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,6 +38,7 @@ const cfg = quick
   : { reps, small: { inflight: 256, ms: 1500, latencyCalls: 10000 }, large: { inflight: 256, ms: 1500, latencyCalls: 5000 }, heapCalls: 1000000, streamBytes: 2 ** 30 };
 
 cfg.contenders = contenders;
+cfg.devtools = args.includes('--devtools');
 const t0 = Date.now();
 const log = (s) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
 
@@ -138,8 +142,9 @@ const md = lines.join('\n');
 const dir = path.join(here, 'results');
 fs.mkdirSync(dir, { recursive: true });
 // latest.md (quoted by the README) is only replaced by a run of every row.
-if (!only && !contenders) fs.writeFileSync(path.join(dir, 'latest.md'), md);
+const partial = only || contenders || cfg.devtools;
+if (!partial) fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}.md`), md);
+fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}.md`), md);
 console.log(md);
-log(`wrote ${only || contenders ? 'the dated copy only (--only/--contenders)' : path.join(dir, 'latest.md')}`);
+log(`wrote ${partial ? 'the dated copy only (--only/--contenders/--devtools)' : path.join(dir, 'latest.md')}`);

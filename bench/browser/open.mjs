@@ -1,34 +1,100 @@
 // The bench's page in headless Chromium, for the tools that drive it
-// directly (blocks.mjs, server-cost.mjs): { page, close() }. The page is
-// served by server.mjs (cross-origin isolated, with its cross-site frame
-// origin) and ready when window.benchReady is set.
+// (rows.mjs, blocks.mjs, server-cost.mjs): { call(name, ...args), version,
+// isolated, crossUrl, page, browser, close() }. call runs window[name](...args) in the page and
+// resolves to its (JSON) result; crossUrl is the cross-site frame's origin. The page is served by server.mjs (cross-origin
+// isolated, with its cross-site frame origin).
+//
+// Two ways to drive it:
+//   devtools: false  Chromium is started without a debugging connection and
+//                    the page takes its calls from the bench server
+//                    (?driver=http). This is what a user's browser runs.
+//   devtools: true   through Playwright, over the DevTools protocol (`page`
+//                    and `browser` are Playwright's, for what only CDP can
+//                    tell). With an inspector attached, Chromium's
+//                    window.postMessage records where it was called from,
+//                    which every message of the iframe rows pays for
+//                    (bench/README.md, "The Chromium rows without DevTools").
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startBenchServer } from './server.mjs';
 
-export async function openBenchPage(tag) {
-  const { chromium } = await import('playwright-core');
-  const server = await startBenchServer();
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+
+export async function openBenchPage(tag, { devtools = false } = {}) {
+  const server = await startBenchServer({ control: !devtools });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `weft-bench-${tag}-`));
-  const close = async (browser) => {
-    await browser?.close();
+  const cleanup = async () => {
     await server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });  // Chromium may still be writing
   };
-  let browser;
+  const url = (extra) => `${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}${extra}`;
   try {
-    browser = await chromium.launchPersistentContext(dir, {
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
-    const page = browser.pages()[0] ?? await browser.newPage();
-    page.on('pageerror', (e) => console.log('page error:', e.message));
-    await page.goto(`${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}`, { waitUntil: 'load' });
-    await page.waitForFunction(() => window.benchReady === true);
-    return { page, close: () => close(browser) };
+    const opened = devtools ? await withPlaywright(dir, url(''), cleanup) : await withoutDevtools(dir, url('&driver=http'), server, cleanup);
+    return { ...opened, crossUrl: server.crossUrl };
   } catch (e) {
-    await close(browser);
+    await cleanup();
     throw e;
   }
+}
+
+async function withPlaywright(dir, url, cleanup) {
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, timeout: 30000, args: ARGS });
+  try {
+    const page = browser.pages()[0] ?? await browser.newPage();
+    page.on('pageerror', (e) => console.log('page error:', e.message));
+    await page.goto(url, { waitUntil: 'load', timeout: 15000 });
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 15000 });
+    return {
+      page, browser,
+      version: browser.browser()?.version?.() ?? '?',
+      isolated: await page.evaluate(() => window.benchIsolated),
+      call: (name, ...args) => page.evaluate(([n, a]) => window[n](...a), [name, args]),
+      close: async () => { try { await browser.close(); } finally { await cleanup(); } },
+    };
+  } catch (e) {
+    await browser.close().catch(() => {});
+    throw e;
+  }
+}
+
+async function withoutDevtools(dir, url, server, cleanup) {
+  const chromium = spawn(CHROMIUM, [...ARGS, `--user-data-dir=${dir}`, url], { stdio: 'ignore' });
+  const exited = new Promise((r) => chromium.once('exit', r));
+  const gone = exited.then((code) => { throw new Error(`Chromium exited (${code})`); });
+  gone.catch(() => {});
+  const close = async () => {
+    chromium.kill();
+    await exited;
+    await cleanup();
+  };
+  try {
+    // The first call answers once the page is loaded and polling.
+    const { isolated } = await Promise.race([server.call('benchInfo'), gone,
+      new Promise((_, j) => setTimeout(() => j(new Error('the bench page did not start (15 s)')), 15000))]);
+    const version = fs.existsSync(CHROMIUM) ? await chromiumVersion() : '?';
+    return {
+      page: null, browser: null, version, isolated,
+      call: (name, ...args) => Promise.race([server.call(name, ...args), gone]),
+      close,
+    };
+  } catch (e) {
+    chromium.kill();
+    await exited;
+    throw e;
+  }
+}
+
+function chromiumVersion() {
+  return new Promise((resolve) => {
+    let out = '';
+    const p = spawn(CHROMIUM, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('exit', () => resolve(out.match(/[\d.]+/)?.[0] ?? '?'));
+    p.on('error', () => resolve('?'));
+  });
 }

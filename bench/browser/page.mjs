@@ -1,7 +1,8 @@
 // The bench page: window.benchOne(transport, lib, cfg) opens a fresh channel,
 // Worker or iframe for `lib`, measures the small and large calls, closes it.
 // window.benchBlocks(transport, lib, blocks, size) times sequential small
-// calls in blocks (bench/browser/blocks.mjs).
+// calls in blocks, and window.benchBlocksAlternating(transport, libs, reps)
+// takes turns at it (bench/browser/blocks.mjs, blocks.html).
 // window.benchHeap(calls) checks weft's wasm heap over many calls in a row.
 // ?frame=ORIGIN is the second site that serves the cross-site iframe.
 import { serve, connect, portLink, workerLink, windowLink } from './contenders.mjs';
@@ -89,6 +90,20 @@ window.benchBlocks = async (transport, lib, blocks, size) => {
   } finally { c.close(); ch.close(); }
 };
 
+/**
+ * benchBlocks for each of `libs` in turn, `reps` times (the order reversed
+ * every other time), 20,000 calls a run (2,000 on the cross-site iframe):
+ * { lib: [µs, ...] }. bench/browser/blocks.mjs calls it, or blocks.html.
+ */
+window.benchBlocksAlternating = async (transport, libs, reps) => {
+  const n = transport === 'iframe-cross' ? 2000 : 20000;
+  const got = Object.fromEntries(libs.map((l) => [l, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    for (const lib of rep % 2 ? [...libs].reverse() : libs) got[lib].push(await window.benchBlocks(transport, lib, n / 10, 10));
+  }
+  return got;
+};
+
 /** `calls` small weft calls in a row over a MessageChannel, 256 in flight: heapUsed()
  *  after a 10,000-call warm-up, halfway and at the end (as bench/node/rows.mjs does in Node). */
 window.benchHeap = async (calls) => {
@@ -113,4 +128,16 @@ window.benchHeap = async (calls) => {
 };
 window.benchCrossOrigin = crossOrigin;
 window.benchIsolated = globalThis.crossOriginIsolated === true;
+window.benchInfo = () => ({ isolated: window.benchIsolated });
 window.benchReady = true;
+
+// ?driver=http: calls come from the bench server (server.mjs, /ctl/), for a
+// Chromium started without a debugging connection (open.mjs).
+if (new URL(location.href).searchParams.get('driver') === 'http') {
+  for (;;) {
+    const c = await (await fetch('/ctl/next')).json();
+    let m;
+    try { m = { id: c.id, value: await window[c.name](...c.args) }; } catch (e) { m = { id: c.id, error: String(e?.stack ?? e) }; }
+    await fetch('/ctl/done', { method: 'POST', body: JSON.stringify(m) });
+  }
+}

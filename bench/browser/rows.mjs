@@ -1,11 +1,10 @@
-// Chromium rows (headless, via playwright-core): MessageChannel, dedicated
+// Chromium rows (headless; without a debugging connection unless
+// cfg.devtools, open.mjs): MessageChannel, dedicated
 // Worker, same-origin iframe and cross-site iframe, each contender paired with
 // the raw postMessage floor in the same repetition, order alternating. Then
 // weft's wasm heap over `cfg.heapCalls` small calls in the page.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startBenchServer } from './server.mjs';
+import { CHROMIUM, openBenchPage } from './open.mjs';
 import { alternate, selected } from '../lib/stats.mjs';
 
 export const BROWSER_TRANSPORTS = {
@@ -15,7 +14,6 @@ export const BROWSER_TRANSPORTS = {
   'chromium-iframe-cross': { label: 'Chromium iframe (cross-site)', t: 'iframe-cross' },
 };
 const LIBS = ['raw', 'weft', 'weft (pack:false)', 'weft → json-rpc-2.0', 'json-rpc-2.0 → weft', 'json-rpc-2.0', 'comlink'];
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 export async function runBrowser(cfg, log) {
   const notes = [];
@@ -23,27 +21,15 @@ export async function runBrowser(cfg, log) {
     notes.push(`Chromium rows skipped: ${CHROMIUM} missing (set CHROMIUM_PATH)`);
     return { results: {}, notes };
   }
-  const { chromium } = await import('playwright-core');
-  const server = await startBenchServer();
-  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-chromium-'));
-  let browser;
+  const devtools = cfg.devtools === true;
   const results = {};
   let heap = null;
+  const { call, page, browser, version, isolated, crossUrl, close } = await openBenchPage('chromium', { devtools });
   try {
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      timeout: 30000,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
-    const page = browser.pages()[0] ?? await browser.newPage();
-    page.on('pageerror', (e) => log(`page error: ${e.message}`));
-    await page.goto(`${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}`, { waitUntil: 'load', timeout: 15000 });
-    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 15000 });
-    const version = browser.browser()?.version?.() ?? '?';
-    const isolated = await page.evaluate(() => window.benchIsolated);
-    notes.push(`Chromium ${version} (headless, ${CHROMIUM}); page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser p50/p99 are quantized to it`);
+    notes.push(`Chromium ${version} (headless, ${CHROMIUM}), ${devtools
+      ? 'driven through DevTools (Playwright, --devtools): window.postMessage then records its caller for the inspector, which the iframe rows pay for'
+      : 'started without a debugging connection, as a user\'s browser runs (the page takes its calls from the bench server)'}; ` +
+      `page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser p50/p99 are quantized to it`);
     let oopif = null;
     const libs = selected(LIBS, cfg.contenders);
     for (const [key, tr] of Object.entries(BROWSER_TRANSPORTS)) {
@@ -51,8 +37,8 @@ export async function runBrowser(cfg, log) {
       for (const lib of libs) results[key][lib] = { small: [], large: [] };
       for (let rep = 0; rep < cfg.reps; rep++) {
         for (const lib of alternate(libs, rep)) {
-          if (tr.t === 'iframe-cross' && oopif === null) oopif = await checkOutOfProcess(browser, page, server.crossUrl);
-          const r = await page.evaluate(([t, l, c]) => window.benchOne(t, l, c), [tr.t, lib, { small: cfg.small, large: cfg.large }]);
+          if (tr.t === 'iframe-cross' && oopif === null && devtools) oopif = await checkOutOfProcess(browser, page, crossUrl);
+          const r = await call('benchOne', tr.t, lib, { small: cfg.small, large: cfg.large });
           for (const kind of ['small', 'large']) {
             results[key][lib][kind].push(r[kind]);
             log(`${tr.label} rep ${rep + 1} ${lib} ${kind}: p50 ${r[kind].p50.toFixed(1)} µs, p99 ${r[kind].p99.toFixed(1)} µs, ${Math.round(r[kind].rate)} calls/s`);
@@ -60,17 +46,15 @@ export async function runBrowser(cfg, log) {
         }
       }
     }
-    notes.push(`Chromium cross-site iframe: page ${server.url}, frame ${server.crossUrl} (another host, so another site; ` +
-      `the frame is served with COEP require-corp + CORP cross-origin and the page stays cross-origin isolated); ` +
-      `every contender posts with that explicit targetOrigin and checks the sender's origin; ` +
-      `the frame ${oopif === true ? 'runs in its own renderer process (out-of-process iframe, per CDP)' : oopif === false ? 'was NOT reported as an out-of-process iframe by CDP' : 'process could not be checked (CDP)'}`);
+    notes.push('Chromium cross-site iframe: the frame is served from another host (another site; ' +
+      'with COEP require-corp + CORP cross-origin, and the page stays cross-origin isolated); ' +
+      'every contender posts with that explicit targetOrigin and checks the sender\'s origin; ' +
+      `the frame ${oopif === true ? 'runs in its own renderer process (out-of-process iframe, per CDP)' : oopif === false ? 'was NOT reported as an out-of-process iframe by CDP' : devtools ? 'process could not be checked (CDP)' : 'process is not checked without DevTools (--devtools asks CDP)'}`);
     const t0 = Date.now();
-    heap = await page.evaluate((n) => window.benchHeap(n), cfg.heapCalls);
+    heap = await call('benchHeap', cfg.heapCalls);
     log(`Chromium weft wasm heap: ${heap.before} B before, ${heap.mid} B halfway, ${heap.after} B after ${heap.calls} calls (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   } finally {
-    try { await browser?.close(); } catch { /* gone */ }
-    await server.close();
-    fs.rmSync(userDataDir, { recursive: true, force: true });
+    await close();
   }
   return { results, notes, heap };
 }

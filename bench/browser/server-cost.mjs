@@ -12,7 +12,8 @@
 // (CHROMIUM_PATH, default /usr/bin/chromium).
 import { openBenchPage } from './open.mjs';
 
-const { page, close } = await openBenchPage('server-cost');
+// Through DevTools (open.mjs): nothing here is posted, and evaluate takes a function.
+const { page, close } = await openBenchPage('server-cost', { devtools: true });
 try {
   const lines = await page.evaluate(async () => {
     const weft = await import('/js/index.js');

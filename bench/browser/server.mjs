@@ -4,6 +4,9 @@
 // Two listeners serve the same files: the page's origin http://127.0.0.1:P and,
 // for the cross-site iframe, http://localhost:Q (another host, so another site:
 // Chromium puts that frame in its own renderer process).
+// With { control: true } the page's origin also serves /ctl/, the channel a
+// page opened with ?driver=http takes its calls from (page.mjs), for a
+// Chromium without a debugging connection (open.mjs).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,9 +37,10 @@ export default m;
 `;
 }
 
-function handler(gen, corp) {
+function handler(gen, corp, control) {
   return (req, res) => {
     const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (control && p.startsWith('/ctl/')) return control.serve(p, req, res);
     const send = (code, type, body) => { res.writeHead(code, {
       'Content-Type': type,
       'Cache-Control': 'no-store',
@@ -63,16 +67,66 @@ function listen(server) {
   });
 }
 
-/** { url: the page's origin, crossUrl: the cross-site frame's origin, close() } */
-export async function startBenchServer() {
+// Calls for the page, one at a time: GET /ctl/next answers the next one
+// ({ id, name, args }) when there is one; POST /ctl/done brings back
+// { id, value } or { id, error }.
+function controlChannel() {
+  const queue = [];
+  const waiting = new Map();  // id -> { resolve, reject }
+  let poll = null;
+  let next = 1;
+  const hand = () => {
+    if (!poll || !queue.length) return;
+    const res = poll;
+    poll = null;
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify(queue.shift()));
+  };
+  return {
+    call(name, args) {
+      const id = next++;
+      queue.push({ id, name, args });
+      hand();
+      return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
+    },
+    serve(p, req, res) {
+      if (p === '/ctl/next') { poll = res; hand(); return; }
+      let body = '';
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => {
+        res.writeHead(204).end();
+        const m = JSON.parse(body);
+        const w = waiting.get(m.id);
+        waiting.delete(m.id);
+        if ('error' in m) w?.reject(new Error(`page: ${m.error}`)); else w?.resolve(m.value);
+      });
+    },
+    close() {
+      poll?.destroy();
+      for (const w of waiting.values()) w.reject(new Error('bench server closed'));
+    },
+  };
+}
+
+/**
+ * { url: the page's origin, crossUrl: the cross-site frame's origin, close(),
+ *   call(name, ...args) with { control: true }: window[name](...args) in the
+ *   page opened with ?driver=http, its JSON result }
+ */
+export async function startBenchServer({ control = false } = {}) {
   const gen = jsonRpc2Module();
-  const main = http.createServer(handler(gen, 'same-origin'));
+  const ctl = control ? controlChannel() : null;
+  const main = http.createServer(handler(gen, 'same-origin', ctl));
   const cross = http.createServer(handler(gen, 'cross-origin'));
   const [p1, p2] = [await listen(main), await listen(cross)];
   // localhost resolves to loopback inside Chromium; the listener is on 127.0.0.1.
   return {
     url: `http://127.0.0.1:${p1}`,
     crossUrl: `http://localhost:${p2}`,
-    close: () => Promise.all([main, cross].map((s) => new Promise((r) => s.close(r)))),
+    call: ctl ? (name, ...args) => ctl.call(name, args) : undefined,
+    close: () => {
+      ctl?.close();
+      return Promise.all([main, cross].map((s) => new Promise((r) => { s.close(r); s.closeAllConnections?.(); })));
+    },
   };
 }
