@@ -6,10 +6,8 @@
 // `jsonrpc` member, so no JSON-RPC peer mistakes it for a message). Every
 // transport unpacks what it receives, whatever its option, and delivers the
 // elements in order. A frame holds at most PACK_MAX messages, and a bulky
-// message (payload > BULKY bytes) is posted on its own: at once, right after
-// what is queued (ports, workers), or, by windowTransport, queued like the
-// others and posted alone in its place between what was queued before and
-// after it (see the constants).
+// message (payload > BULKY bytes) is posted on its own, at once, right after
+// what is queued (see the constants).
 //   pack: 'auto' (default)  plain until the other side proves it unpacks (a
 //                           pack frame or the announcement below arrives),
 //                           then pack;
@@ -33,12 +31,10 @@
 // (onTuples is called). What a message says is unchanged: the core sees the
 // same descriptor either way.
 //
-// Send errors. Unpacked, a port or worker transport's send() posts at once
-// and throws what postMessage throws (e.g. DataCloneError). Packing — and
-// always for windowTransport, which posts only from the flush — send() never
-// throws (except for a bulky message a port/worker transport posts at once,
-// one it posts at once as `alone`, or the first one sent while a plain
-// message is delivered): if the flush fails,
+// Send errors. Unpacked, send() posts at once and throws what postMessage
+// throws (e.g. DataCloneError). Packing, send() never throws (except for a
+// bulky message, posted at once, or the first one sent while a plain message
+// is delivered): if the flush fails,
 // each queued message is posted on its own, and for each that still fails the
 // handler given to onSendError(fn) is called as fn(message, error) — later
 // than send(), from a microtask (or from destroy()), with the very object
@@ -65,11 +61,10 @@ const PACK_MAX = 32;
 // A message carrying more than BULKY bytes of strings/buffers is posted on its
 // own: packing big payloads stalls the pipeline — the other side can start on
 // nothing until the whole frame is cloned — and measured slower than posting
-// them one by one (bench, 64 KiB echo). Ports and workers post it from send(),
-// so that the other thread can start on it while this one finishes the call.
-// (Waiting for the flush instead cost a Worker ~5–10 µs of p50: the post then
-// waits for the rest of the call's bookkeeping.) windowTransport does wait for
-// the flush (shallowPosts; its file says why).
+// them one by one (bench, 64 KiB echo). It is posted from send(), so that the
+// other side can start on it while this one finishes the call. (Waiting for
+// the flush instead cost a Worker ~5–10 µs of p50: the post then waits for
+// the rest of the call's bookkeeping.)
 const BULKY = 8192;
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
@@ -114,14 +109,10 @@ export function packMode(options, who) {
  *   mode        what packMode() returned.
  *   onTuples    called once, when the other side announces it reads tuples:
  *               the endpoint sends them from then on.
- *   shallowPosts  every message waits for the flush, packing or not (then
- *               posted one by one), and a bulky one is posted alone in its
- *               place (windowTransport: its file says why); otherwise send()
- *               posts bulky messages, and everything when not packing, at once.
  * Returns:
- *   send(msg, alone, transfer)  posts at once (not packing and not shallowPosts,
+ *   send(msg, alone, transfer)  posts at once (not packing, a bulky message,
  *                          or after close()) or queues for the flush; throws
- *                          only when posting at once unpacked. `alone`: the caller expects no other
+ *                          only when posting at once. `alone`: the caller expects no other
  *                          message this turn (see the endpoint), so a packing
  *                          transport with nothing queued posts it at once;
  *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)
@@ -135,14 +126,13 @@ export function packMode(options, who) {
  *   close()                flushes what is queued, synchronously, once; from
  *                          then on send() posts at once and fn is dropped.
  */
-export function createPacker(post, mode, onTuples, shallowPosts = false) {
+export function createPacker(post, mode, onTuples) {
   let packing = mode === true;
   let announce = mode !== false;  // not yet announced
   let peerTuples = false;  // the other side announced it reads tuples
   let closed = false;
   let sendError = null;
   let queue = [];
-  let bulkyAt = [];  // indices in `queue` of the bulky messages (posted alone)
   let scheduled = false;
   let delivering = 0;  // in unpack() (it flushes after): 1 a message, 2 a frame
 
@@ -159,47 +149,24 @@ export function createPacker(post, mode, onTuples, shallowPosts = false) {
   const postOne = (m) => {
     try { post(m); } catch (e) { report(m, e); }
   };
-  // q[from..to) as one frame (or plain, if it is one message). The frame's
-  // array is handed over: postMessage clones it at once, but a wrapper or a
-  // stand-in (tests) may keep it, so it is never refilled.
-  const postRun = (q, from, to) => {
-    if (to - from === 1) { postOne(q[from]); return; }
-    if (to - from < 1) return;
-    try {
-      post({ [PACK_KEY]: from === 0 && to === q.length ? q : q.slice(from, to) });
-    } catch {
-      for (let i = from; i < to; i++) postOne(q[i]);
-    }
-  };
+  // What is queued: one message as is (the array stays ours and is reused),
+  // two or more as one frame. The frame's array is handed over: postMessage
+  // clones it at once, but a wrapper or a stand-in (tests) may keep it, so it
+  // is never refilled.
   const flushNow = () => {
     const q = queue;
     const n = q.length;
     if (n === 0) return;
-    if (!packing) {  // shallowPosts, unpacked: one by one, in order
-      queue = [];
-      bulkyAt.length = 0;
-      for (let i = 0; i < n; i++) postOne(q[i]);
-      return;
-    }
     if (n === 1) {
-      // Posted as is; the array stays ours and is reused.
-      const m = q.pop();
-      if (bulkyAt.length) bulkyAt.pop();
-      postOne(m);
+      postOne(q.pop());
       return;
     }
     queue = [];
-    if (bulkyAt.length === 0) { postRun(q, 0, n); return; }
-    // Bulky messages alone, in their place between the frames around them.
-    const b = bulkyAt;
-    bulkyAt = [];
-    let from = 0;
-    for (let k = 0; k < b.length; k++) {
-      postRun(q, from, b[k]);
-      postOne(q[b[k]]);
-      from = b[k] + 1;
+    try {
+      post({ [PACK_KEY]: q });
+    } catch {
+      for (let i = 0; i < n; i++) postOne(q[i]);
     }
-    postRun(q, from, n);
   };
 
   return {
@@ -215,22 +182,19 @@ export function createPacker(post, mode, onTuples, shallowPosts = false) {
         post(msg, transfer);
         return;
       }
-      if (closed || (!packing && !shallowPosts)) { post(msg); return; }
+      if (closed || !packing) { post(msg); return; }
       // The sender knows nothing else is on its way (a call made while no
       // other is pending): queueing would only delay it. Posted at once, and
       // failures reported as for a flush.
-      if (alone && !shallowPosts && queue.length === 0 && !bulkyAt.length) { postOne(msg); return; }
+      if (alone && queue.length === 0) { postOne(msg); return; }
       // The first message sent while a plain message is delivered (its
       // answer) goes at once, as unpacked: a Worker on the other side starts
       // on it while this side finishes the call.
-      if (delivering === 1 && !shallowPosts && queue.length === 0) { post(msg); return; }
+      if (delivering === 1 && queue.length === 0) { post(msg); return; }
       if (bulky(msg)) {
-        if (!shallowPosts) {
-          if (queue.length) flushNow();
-          post(msg);  // throws like the unpacked path: the endpoint handles it
-          return;
-        }
-        bulkyAt.push(queue.length);
+        if (queue.length) flushNow();
+        post(msg);  // throws like the unpacked path: the endpoint handles it
+        return;
       }
       queue.push(msg);
       if (queue.length >= PACK_MAX) {

@@ -10,12 +10,12 @@ import { createPacker } from '../pack.js';
  * unlisten(receive)  stops that, and releases what it must (a port is closed).
  * watchClose(fire)   null, or starts calling fire() once the other side is
  *                    gone, and returns what undoes that.
- * mode, shallowPosts as createPacker() takes them.
+ * mode as createPacker() takes it.
  * `tuples` is a plain property the packer sets once: the endpoint reads it
  * for every message it sends.
  */
-export function makeTransport({ post, listen, unlisten, watchClose, mode, shallowPosts = false }) {
-  const packer = createPacker(post, mode, () => { transport.tuples = true; }, shallowPosts);
+export function makeTransport({ post, listen, unlisten, watchClose, mode }) {
+  const packer = createPacker(post, mode, () => { transport.tuples = true; });
   let handler = null;
   let closeHandlers = [];
   let closed = false;

@@ -8,17 +8,12 @@ import { eventListening } from './listen.js';
  * ignored, and messages are posted with an explicit targetOrigin. Omitted, it
  * is `source`'s own origin (same-origin frames). "*" only when passed, with a warning.
  *
- * Every message is posted from the flush (shallowPosts), packing or not,
- * where ports and workers post from send(): send() runs deep inside the
- * core's call (listener → endpoint → wasm → hook → send), and with DevTools/CDP
- * attached (as in the bench, driven by playwright) Chromium's
- * window.postMessage costs more the deeper the caller's stack is (it seems to
- * capture a stack trace for the inspector; MessagePort.postMessage does not,
- * nor does it without CDP): posting the 64 KiB echo answer from there took
- * 60–65 µs instead of 40 µs, the whole gap between weft and its peers on the
- * same-origin iframe row (and small calls without packing ran at half the
- * rate of json-rpc-2.0's). The flush runs from a microtask, or at the end of
- * a delivery, on an almost empty stack.
+ * Messages are posted as a port's are (js/pack.js). With DevTools attached,
+ * Chromium's window.postMessage records its caller's stack for the
+ * inspector, so it costs more the deeper it is called from (here: listener →
+ * endpoint → wasm → hook → send); a browser without DevTools does not, and
+ * posting from that depth is what measured fastest there (bench/README.md,
+ * "The Chromium rows without DevTools").
  */
 export function windowTransport(target, source = globalThis, origin, options) {
   const mode = packMode(options, 'windowTransport()');
@@ -49,6 +44,5 @@ export function windowTransport(target, source = globalThis, origin, options) {
     ...eventListening(source, accept),
     watchClose: null,
     mode,
-    shallowPosts: true,
   });
 }
