@@ -74,6 +74,5 @@ for name in "${targets[@]}"; do
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
   secs=$(( $(date +%s) - start ))
   echo "fuzz: $name ${execs:-?} executions in ${secs}s ($(( ${execs:-0} / (secs > 0 ? secs : 1) ))/s)," \
-       "${cov:-no coverage line}, corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds, at $commit," \
-       "fuzzer${SANITIZERS:+,$SANITIZERS}"
+       "${cov:-no coverage line}, corpus $(ls "$work" | wc -l) + $(ls "$seeds" | wc -l) seeds, at $commit"
 done

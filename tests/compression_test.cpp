@@ -70,6 +70,16 @@ json filler_for(std::size_t n, std::int64_t id) {
   return json::array({std::string(n - base, 'a')});
 }
 
+// `n` bytes zstd cannot squeeze: the high bytes of a linear congruential
+// sequence from `seed`.
+std::string noise(std::size_t n, std::uint32_t seed) {
+  std::string out(n, '\0');
+  for (auto& b : out) {
+    seed = seed * 1103515245u + 12345u;
+    b = static_cast<char>(seed >> 24);
+  }
+  return out;
+}
 }  // namespace
 
 TEST_CASE("compression: agreed when both sides offer zstd, on the length-prefixed framings only", "[compression]") {
@@ -259,17 +269,13 @@ TEST_CASE("compression: a corrupt compressed frame is refused with -32700 saying
 }
 
 TEST_CASE("compression: a payload that does not shrink goes out as it is", "[compression]") {
-  // Random bytes in a MessagePack bin: nothing for zstd to squeeze.
+  // Noise in a MessagePack bin: nothing for zstd to squeeze.
   ConnPair p(zclient(Framing::Len32Be, CodecKind::MessagePack), zserver(Framing::Len32Be, CodecKind::MessagePack));
   echo(p.server.peer());
   REQUIRE(p.handshake({}).ok());
-  std::vector<std::uint8_t> noise(3000);
-  std::uint32_t x = 12345;
-  for (auto& b : noise) {
-    x = x * 1103515245u + 12345u;
-    b = static_cast<std::uint8_t>(x >> 24);
-  }
-  REQUIRE(p.client.peer().call("echo", json::array({json::binary(noise)}), [](Result<json>) {}, {}, 0).ok());
+  const std::string bytes = noise(3000, 12345);
+  const std::vector<std::uint8_t> bin(bytes.begin(), bytes.end());
+  REQUIRE(p.client.peer().call("echo", json::array({json::binary(bin)}), [](Result<json>) {}, {}, 0).ok());
   const auto sent = payloads(p.client.wire);
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].size() > kCompressOver);
@@ -295,14 +301,8 @@ TEST_CASE("Compressor Z2: a payload over 1 KiB that shrinks is compressed, one o
 
 TEST_CASE("Compressor Z2: a payload that does not shrink is left as it is", "[compression]") {
   Compressor c({"zstd"});
-  std::string noise(3000, '\0');
-  std::uint32_t x = 777;
-  for (auto& b : noise) {
-    x = x * 1103515245u + 12345u;
-    b = static_cast<char>(x >> 24);
-  }
   std::string out;
-  CHECK_FALSE(c.compress(noise, out));
+  CHECK_FALSE(c.compress(noise(3000, 777), out));
   CHECK(out.empty());
 }
 

@@ -96,14 +96,15 @@ Reply Host::take(int t) {
 
 double Host::payload(const json& v) {
   const double n = marker_of(v);
-  if (n >= 0) return n;
-  dump_to(v, tmp);
-  return abi::kPAY_TEXT;
+  return n >= 0 ? n : as_text(v);
 }
 
 double Host::take_payload(json& v) {
   const double n = take_marker(v);
-  if (n >= 0) return n;
+  return n >= 0 ? n : as_text(v);
+}
+
+double Host::as_text(const json& v) {
   dump_to(v, tmp);
   return abi::kPAY_TEXT;
 }

@@ -35,6 +35,10 @@ struct Host {
   // The same for a value the core is done with: a marker goes back to its
   // pool at once (read nothing from `v` after).
   double take_payload(json& v);
+
+ private:
+  // abi::kPAY_TEXT, with `v`'s JSON text in `tmp`.
+  double as_text(const json& v);
 };
 
 // The Host behind handle `h`, or nullptr once destroyed.
