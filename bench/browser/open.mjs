@@ -1,8 +1,9 @@
 // The bench's page in headless Chromium, for the tools that drive it
 // (rows.mjs, blocks.mjs, server-cost.mjs): { call(name, ...args), version,
-// isolated, crossUrl, page, browser, close() }. call runs window[name](...args) in the page and
-// resolves to its (JSON) result; crossUrl is the cross-site frame's origin. The page is served by server.mjs (cross-origin
-// isolated, with its cross-site frame origin).
+// isolated, crossUrl, page, browser, close() }. call runs
+// window[name](...args) in the page and resolves to its (JSON) result;
+// crossUrl is the cross-site frame's origin. The page is served by
+// server.mjs, cross-origin isolated.
 //
 // Two ways to drive it:
 //   devtools: false  Chromium is started without a debugging connection and
@@ -64,7 +65,10 @@ async function withPlaywright(dir, url, cleanup) {
 
 async function withoutDevtools(dir, url, server, cleanup) {
   const chromium = spawn(CHROMIUM, [...ARGS, `--user-data-dir=${dir}`, url], { stdio: 'ignore' });
-  const exited = new Promise((r) => chromium.once('exit', r));
+  const exited = new Promise((r) => {
+    chromium.once('exit', r);
+    chromium.once('error', (e) => r(e.message));  // not started (e.g. no such file)
+  });
   const gone = exited.then((code) => { throw new Error(`Chromium exited (${code})`); });
   gone.catch(() => {});
   const close = async () => {
@@ -74,8 +78,9 @@ async function withoutDevtools(dir, url, server, cleanup) {
   };
   try {
     // The first call answers once the page is loaded and polling.
-    const { isolated } = await Promise.race([server.call('benchInfo'), gone,
-      new Promise((_, j) => setTimeout(() => j(new Error('the bench page did not start (15 s)')), 15000))]);
+    let timer;
+    const late = new Promise((_, j) => { timer = setTimeout(() => j(new Error('the bench page did not start (15 s)')), 15000); });
+    const { isolated } = await Promise.race([server.call('benchInfo'), gone, late]).finally(() => clearTimeout(timer));
     const version = fs.existsSync(CHROMIUM) ? await chromiumVersion() : '?';
     return {
       page: null, browser: null, version, isolated,
