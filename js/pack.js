@@ -112,7 +112,7 @@ export function packMode(options, who) {
  * Returns:
  *   send(msg, alone, transfer)  posts at once (not packing, a bulky message,
  *                          or after close()) or queues for the flush; throws
- *                          only when posting at once. `alone`: the caller expects no other
+ *                          only as "Send errors" above says. `alone`: the caller expects no other
  *                          message this turn (see the endpoint), so a packing
  *                          transport with nothing queued posts it at once;
  *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)

@@ -2,7 +2,7 @@
 // Worker or iframe for `lib`, measures the small and large calls, closes it.
 // window.benchBlocks(transport, lib, blocks, size) times sequential small
 // calls in blocks, and window.benchBlocksAlternating(transport, libs, reps)
-// takes turns at it (bench/browser/blocks.mjs, blocks.html).
+// takes turns at it (bench/browser/blocks.mjs).
 // window.benchHeap(calls) checks weft's wasm heap over many calls in a row.
 // ?frame=ORIGIN is the second site that serves the cross-site iframe.
 import { serve, connect, portLink, workerLink, windowLink } from './contenders.mjs';
@@ -93,7 +93,7 @@ window.benchBlocks = async (transport, lib, blocks, size) => {
 /**
  * benchBlocks for each of `libs` in turn, `reps` times (the order reversed
  * every other time), 20,000 calls a run (2,000 on the cross-site iframe):
- * { lib: [µs, ...] }. bench/browser/blocks.mjs calls it, or blocks.html.
+ * { lib: [µs, ...] }. bench/browser/blocks.mjs calls it.
  */
 window.benchBlocksAlternating = async (transport, libs, reps) => {
   const n = transport === 'iframe-cross' ? 2000 : 20000;
