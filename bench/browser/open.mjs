@@ -22,8 +22,12 @@ import path from 'node:path';
 import { startBenchServer } from './server.mjs';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+// WEFT_CHROMIUM_ARGS: more flags for an experiment, space-separated (e.g.
+// '--js-flags=--perf-prof' to profile the page with perf: bench/README.md,
+// "Where a cold message's time goes"); Chromium's own output is then shown.
+const EXTRA = (process.env.WEFT_CHROMIUM_ARGS ?? '').split(/\s+/).filter(Boolean);
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync'];
+  '--disable-component-update', '--disable-sync', ...EXTRA];
 
 export async function openBenchPage(tag, { devtools = false } = {}) {
   const server = await startBenchServer({ control: !devtools });
@@ -64,7 +68,7 @@ async function withPlaywright(dir, url, cleanup) {
 }
 
 async function withoutDevtools(dir, url, server, cleanup) {
-  const chromium = spawn(CHROMIUM, [...ARGS, `--user-data-dir=${dir}`, url], { stdio: 'ignore' });
+  const chromium = spawn(CHROMIUM, [...ARGS, `--user-data-dir=${dir}`, url], { stdio: EXTRA.length ? 'inherit' : 'ignore' });
   const exited = new Promise((r) => {
     chromium.once('exit', r);
     chromium.once('error', (e) => r(e.message));  // not started (e.g. no such file)

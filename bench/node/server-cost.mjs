@@ -7,6 +7,14 @@
 // after three of a quarter as many to warm up; the minimum of the runs is printed
 // with all of them.
 //   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple] [--runs 5] [--n 200000]
+//        [--cold 6]
+// --cold F: each request is timed alone (its answer awaited), after F
+// generated functions of 3,000 branches each have run once: code enough that
+// the caches no longer hold the server's, as after a browser's own work
+// between two messages. Each function is too large for V8 to optimize, so
+// the code in between stays the same through the run. Runs of 4,000; the
+// mean per request, beside the same requests without the code in between
+// (bench/README.md, "Where a cold message's time goes").
 // (bench/node/server-instructions.sh counts the same requests' instructions.)
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) for weft.
 import { serve } from './contenders.mjs';
@@ -18,7 +26,8 @@ const opt = (name, dflt) => {
 };
 const shape = opt('--shape', 'object');
 const runs = Number(opt('--runs', '5'));
-const N = Number(opt('--n', '200000'));
+const cold = Number(opt('--cold', '0'));
+const N = Number(opt('--n', cold ? '4000' : '200000'));
 const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
 const SERVERS = ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)'];
 for (const lib of libs) if (!SERVERS.includes(lib)) throw new Error(`${lib}: one of ${SERVERS.join(', ')}`);
@@ -28,6 +37,21 @@ const request = shape === 'tuple'
   ? (id) => [0n, id, 'add', { a: 1, b: 2 }]
   : (id) => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id });
 const turn = () => new Promise((r) => setImmediate(r));
+
+// The code for --cold: F functions of 3,000 branches on their own constants.
+// Smaller ones get optimized after a few thousand requests, and their
+// smaller code then evicts less as the run goes on.
+const evictors = Array.from({ length: cold }, (_, k) => {
+  let body = 'let a = x | 0, b = (x * 7) | 0, c = 0;\n';
+  for (let j = 0; j < 3000; j++)
+    body += `if ((a + ${j * k + 1}) & ${1 << (j % 5)}) c = (c + a * ${j + k} + b) | 0; else b = (b ^ c ^ ${k + 3 * j}) | 0;\n`;
+  return new Function('x', `${body}return c ^ b;`);
+});
+function evict() {
+  let s = 0;
+  for (let k = 0; k < evictors.length; k++) s ^= evictors[k](k);
+  return s;
+}
 
 async function measure(lib) {
   if (shape === 'tuple' && lib !== 'weft') throw new Error('--shape tuple: weft only');
@@ -52,16 +76,46 @@ async function measure(lib) {
     await turn();
     return ((performance.now() - t0) * 1000) / n;
   }
+  // One request at a time, its answer awaited, after `evict` when given.
+  async function runAlone(n, before) {
+    let ns = 0n;
+    for (let i = 0; i < n; i++) {
+      before?.();
+      const want = answers + 1;
+      const t0 = process.hrtime.bigint();
+      listener({ data: request(++id) });
+      while (answers < want) await null;
+      ns += process.hrtime.bigint() - t0;
+    }
+    return Number(ns) / n / 1000;
+  }
+  if (cold) {
+    // Both kinds of run once untimed: the evicting functions and the
+    // server's code have reached their tiers before anything is timed.
+    await runAlone(N, null);
+    await runAlone(N, evict);
+    const us = [], hot = [];
+    for (let r = 0; r < runs; r++) {
+      hot.push(await runAlone(N, null));
+      us.push(await runAlone(N, evict));
+    }
+    await turn();
+    stop();
+    if (answers !== id) throw new Error(`${lib}: ${answers} answers to ${id} requests`);
+    return { us, hot };
+  }
   for (let r = 0; r < 3; r++) await run(N / 4);
   const us = [];
   for (let r = 0; r < runs; r++) us.push(await run(N));
   await turn();
   stop();
   if (answers !== id) throw new Error(`${lib}: ${answers} answers to ${id} requests`);
-  return us;
+  return { us };
 }
 
+const fmt = (v) => Math.min(...v).toFixed(3);
 for (const lib of libs) {
-  const us = await measure(lib);
-  console.log(`${lib.padEnd(24)} ${shape}: ${Math.min(...us).toFixed(3)} µs per request (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
+  const { us, hot } = await measure(lib);
+  const also = hot ? `, ${fmt(hot)} without the code between (cold --cold ${cold})` : '';
+  console.log(`${lib.padEnd(24)} ${shape}: ${fmt(us)} µs per request${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
 }
