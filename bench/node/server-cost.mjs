@@ -12,9 +12,10 @@
 // generated functions of 3,000 branches each have run once: code enough that
 // the caches no longer hold the server's, as after a browser's own work
 // between two messages. Each function is too large for V8 to optimize, so
-// the code in between stays the same through the run. Runs of 4,000; the
-// mean per request, beside the same requests without the code in between
-// (bench/README.md, "Where a cold message's time goes").
+// the code in between stays the same through the run. Runs of 4,000; as
+// above, the minimum of the runs' means is printed, beside the same for the
+// requests without the code in between (bench/README.md, "Where a cold
+// message's time goes").
 // (bench/node/server-instructions.sh counts the same requests' instructions.)
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) for weft.
 import { serve } from './contenders.mjs';
@@ -89,33 +90,29 @@ async function measure(lib) {
     }
     return Number(ns) / n / 1000;
   }
+  const us = [], hot = [];
   if (cold) {
     // Both kinds of run once untimed: the evicting functions and the
     // server's code have reached their tiers before anything is timed.
     await runAlone(N, null);
     await runAlone(N, evict);
-    const us = [], hot = [];
     for (let r = 0; r < runs; r++) {
       hot.push(await runAlone(N, null));
       us.push(await runAlone(N, evict));
     }
-    await turn();
-    stop();
-    if (answers !== id) throw new Error(`${lib}: ${answers} answers to ${id} requests`);
-    return { us, hot };
+  } else {
+    for (let r = 0; r < 3; r++) await run(N / 4);
+    for (let r = 0; r < runs; r++) us.push(await run(N));
   }
-  for (let r = 0; r < 3; r++) await run(N / 4);
-  const us = [];
-  for (let r = 0; r < runs; r++) us.push(await run(N));
   await turn();
   stop();
   if (answers !== id) throw new Error(`${lib}: ${answers} answers to ${id} requests`);
-  return { us };
+  return { us, hot };
 }
 
 const fmt = (v) => Math.min(...v).toFixed(3);
 for (const lib of libs) {
   const { us, hot } = await measure(lib);
-  const also = hot ? `, ${fmt(hot)} without the code between (cold --cold ${cold})` : '';
-  console.log(`${lib.padEnd(24)} ${shape}: ${fmt(us)} µs per request${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
+  const also = hot.length ? `, ${fmt(hot)} with no code between requests` : '';
+  console.log(`${lib.padEnd(24)} ${shape}: ${fmt(us)} µs per request${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
 }
