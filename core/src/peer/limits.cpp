@@ -16,12 +16,21 @@ const std::string kDrain = "$/weft/drain";
 json drain_data(const DrainNotice& n) {
   return json{{"retry_after", n.reconnect_after}, {"reason", n.reason}};
 }
+
+// The refusals, out of refuse_request()'s way (cold.h): it runs per request.
+WEFT_COLD Error draining_error(const DrainNotice& n) {
+  return Error(code::kUnavailable, "Service unavailable: draining (" + n.reason + ")", drain_data(n));
+}
+WEFT_COLD Error rate_limited(const PeerLimits& l, Millis retry_after) {
+  return Error(code::kRateLimited,
+               "Rate limit exceeded: " + std::to_string(l.rate_limit) + " requests per " +
+                   std::to_string(l.rate_window) + " ms",
+               json{{"limit", l.rate_limit}, {"window", l.rate_window}, {"retry_after", retry_after}});
+}
 }  // namespace
 
 std::optional<Error> PeerState::refuse_request() {
-  if (draining)
-    return Error(code::kUnavailable, "Service unavailable: draining (" + draining->reason + ")",
-                 drain_data(*draining));
+  if (draining) return draining_error(*draining);
   const auto& l = opts.limits;
   if (l.rate_limit == 0 || l.rate_window <= 0 || !opts.clock) return std::nullopt;
   const Millis now = opts.clock();
@@ -39,10 +48,7 @@ std::optional<Error> PeerState::refuse_request() {
   }
   const auto retry_after =
       static_cast<Millis>(std::ceil((1 - tokens) * static_cast<double>(l.rate_window) / cap));
-  return Error(code::kRateLimited,
-               "Rate limit exceeded: " + std::to_string(l.rate_limit) + " requests per " +
-                   std::to_string(l.rate_window) + " ms",
-               json{{"limit", l.rate_limit}, {"window", l.rate_window}, {"retry_after", retry_after}});
+  return rate_limited(l, retry_after);
 }
 
 std::optional<Error> PeerState::refuse_call() const {

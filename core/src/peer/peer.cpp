@@ -137,6 +137,10 @@ bool ignored(const PeerState& s, const Item& item, bool batch) {
   return false;
 }
 
+WEFT_COLD void report_ignored(PeerState& s, std::size_t n) {
+  s.diag(Diagnostic::Kind::IgnoredMessage, std::to_string(n) + " message(s) not for this endpoint; ignored");
+}
+
 // The role and foreign-message policy (PeerOptions), then §6's rules for the
 // array itself. False: nothing is left to process.
 bool admit(PeerState& s, Incoming& in) {
@@ -154,9 +158,7 @@ bool admit(PeerState& s, Incoming& in) {
     in.items.erase(std::remove_if(in.items.begin(), in.items.end(),
                                   [&s, &in](const Item& i) { return ignored(s, i, in.batch); }),
                    in.items.end());
-    if (in.items.size() != before)
-      s.diag(Diagnostic::Kind::IgnoredMessage,
-             std::to_string(before - in.items.size()) + " message(s) not for this endpoint; ignored");
+    if (in.items.size() != before) report_ignored(s, before - in.items.size());
     if (in.items.empty() && before > 0) return false;
   }
   if (in.batch) {
@@ -167,6 +169,22 @@ bool admit(PeerState& s, Incoming& in) {
     }
   }
   return true;
+}
+
+// LSP's $/cancelRequest: params {id}; cancelling something already
+// answered is a no-op.
+[[gnu::noinline]] void cancel_request(PeerState& s, std::optional<json>& params) {
+  if (params && s.opts.inspect) s.opts.inspect(*params, nullptr);
+  if (params && params->is_object())
+    if (auto idv = params->find("id"); idv != params->end())
+      if (auto id = Id::from_json(*idv)) s.cancel_serving(*id);
+}
+
+// An invalid message: answered (§5) unless it was a response, which is
+// reported instead (classify_response). Out of the way (cold.h).
+WEFT_COLD void answer_invalid(PeerState& s, Invalid& bad, std::uint64_t batch, std::size_t index) {
+  if (!bad.reply) return s.diag(Diagnostic::Kind::InvalidResponse, bad.error.message);
+  s.answer(batch, index, Response{std::move(bad.id), std::move(bad.error)});
 }
 
 }  // namespace
@@ -199,11 +217,7 @@ void Peer::receive(Incoming&& in) {
         continue;
       }
       if (n->method == "$/cancelRequest") {
-        // LSP: params {id}; cancelling something already answered is a no-op.
-        if (n->params && s.opts.inspect) s.opts.inspect(*n->params, nullptr);
-        if (n->params && n->params->is_object())
-          if (auto idv = n->params->find("id"); idv != n->params->end())
-            if (auto id = Id::from_json(*idv)) s.cancel_serving(*id);
+        cancel_request(s, n->params);
         continue;
       }
       detail::dispatch(s, n->method, n->params, nullptr, batch, i);
@@ -213,12 +227,8 @@ void Peer::receive(Incoming&& in) {
       s.settle(r->id, std::move(res), r->metrics ? &*r->metrics : nullptr);
     } else {
       auto& bad = std::get<Invalid>(item);
-      if (!bad.reply) {
-        s.diag(Diagnostic::Kind::InvalidResponse, bad.error.message);
-        continue;
-      }
-      count();
-      s.answer(batch, i, Response{std::move(bad.id), std::move(bad.error)});
+      if (bad.reply) count();
+      answer_invalid(s, bad, batch, i);
     }
   }
   // Release the guard; if every answer is already in, the batch leaves now.

@@ -210,6 +210,24 @@ std::optional<Result<json>> answer_of(F&& f) {
 #endif
 }
 
+// dispatch()'s refusals, out of its way (cold.h): a request's is its
+// answer, a notification's a diagnostic (§4.1: never answered).
+WEFT_COLD void refuse(PeerState& s, const std::string& method, const Id* id, std::uint64_t batch,
+                      std::size_t index, std::int64_t started_us, Error e) {
+  if (id) s.answer(batch, index, Response{*id, std::move(e)}, started_us);
+  else s.diag(Diagnostic::Kind::NotificationFailed, "notification \"" + method + "\" failed: " + e.message, e);
+}
+WEFT_COLD Error not_found(const std::string& method) {
+  return Error(code::kMethodNotFound, "Method not found: " + method);
+}
+WEFT_COLD Error overloaded(std::size_t limit) {
+  return Error(code::kOverloaded, "Too many requests in flight (limit " + std::to_string(limit) + ")");
+}
+// LSP: "$/" notifications may be ignored by servers that do not know them.
+WEFT_COLD void unhandled(PeerState& s, const std::string& method) {
+  s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
+}
+
 }  // namespace
 
 // Dispatches one valid request or notification. `batch`/`index` place its
@@ -220,11 +238,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   const std::int64_t started_us = answer ? s.start_clock() : -1;
   std::unique_ptr<StreamOut> out;
   if (answer && !s.openings.empty()) out = take_opening(s, *id);
-  auto fail = [&](Error e) {
-    if (answer) s.answer(batch, index, Response{*id, std::move(e)}, started_us);
-    else s.diag(Diagnostic::Kind::NotificationFailed,
-                "notification \"" + method + "\" failed: " + e.message, e);
-  };
+  auto fail = [&](Error e) { refuse(s, method, id, batch, index, started_us, std::move(e)); };
 
   // Rate limit and drain come first: a flood of unknown methods is a flood.
   if (answer)
@@ -236,16 +250,10 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     if (m) s.last_method = m;
   }
   if (!m || (answer && m->second.notification)) {
-    if (!answer) {
-      // LSP: "$/" notifications may be ignored by servers that do not know them.
-      s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
-      return;
-    }
-    return fail(Error(code::kMethodNotFound, "Method not found: " + method));
+    if (!answer) return unhandled(s, method);
+    return fail(not_found(method));
   }
-  if (answer && s.answering >= s.opts.limits.max_in_flight)
-    return fail(Error(code::kOverloaded, "Too many requests in flight (limit " +
-                                             std::to_string(s.opts.limits.max_in_flight) + ")"));
+  if (answer && s.answering >= s.opts.limits.max_in_flight) return fail(overloaded(s.opts.limits.max_in_flight));
   const detail::Registered& r = m->second;
 
   // The handler gets the params where they are: the message's own member

@@ -10,6 +10,7 @@
 
 #include "weft/peer.h"
 
+#include "cold.h"
 #include "rpc/made.h"
 
 namespace weft::detail {
@@ -167,7 +168,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   bool bucket_started = false;
 
   void emit(Outgoing&& o);
-  void diag(Diagnostic::Kind k, std::string msg, std::optional<Error> e = std::nullopt);
+  WEFT_COLD void diag(Diagnostic::Kind k, std::string msg, std::optional<Error> e = std::nullopt);
   // An answer that will not be sent, to PeerOptions::discard.
   void drop(Response&& r);
 

@@ -11,6 +11,7 @@
 
 #include "json/parse.h"
 #include "json/write.h"
+#include "cold.h"
 #include "rpc/made.h"
 
 namespace weft {
@@ -161,8 +162,16 @@ const char* type_name(const json& v) {
 
 using detail::Made;
 
-Invalid invalid(Id id, std::string what, bool reply = true) {
-  return Invalid{std::move(id), Error(code::kInvalidRequest, "Invalid Request: " + what), reply};
+// Out of line and cold: see cold.h. `got`: the value whose type is wrong,
+// named after `what` ("…, got a string").
+WEFT_COLD Invalid invalid(Id id, std::string_view what, bool reply = true, const json* got = nullptr) {
+  std::string m = "Invalid Request: ";
+  m += what;
+  if (got) {
+    m += ", got ";
+    m += type_name(*got);
+  }
+  return Invalid{std::move(id), Error(code::kInvalidRequest, std::move(m)), reply};
 }
 
 // The members JSON-RPC defines (§4, §5); any other is ignored.
@@ -231,17 +240,17 @@ std::optional<Id> id_of(Envelope& e, const std::string* lexeme) {
 Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
   std::optional<Id> id = id_of(e, lexeme);
   if (e.id && !id)
-    return invalid(Id(), std::string("\"id\" must be a string, number or null, got ") + type_name(*e.id));
+    return invalid(Id(), "\"id\" must be a string, number or null", true, &*e.id);
   // What an Invalid carries (§5): made only on the paths that need it.
   auto reply_id = [&id] { return id ? *id : Id(); };
   if (!versioned) return invalid(reply_id(), "\"jsonrpc\" must be exactly \"2.0\"");
   std::string* method = std::get_if<std::string>(&*e.method);
   if (!method)
-    return invalid(reply_id(), std::string("\"method\" must be a string, got ") + type_name(std::get<json>(*e.method)));
+    return invalid(reply_id(), "\"method\" must be a string", true, &std::get<json>(*e.method));
   // §4.2: "If present, parameters for the rpc call MUST be provided as a
   // Structured value. Either by-position through an Array or by-name through an Object."
   if (e.params && !e.params->is_array() && !e.params->is_object())
-    return invalid(reply_id(), std::string("\"params\" must be an array or an object, got ") + type_name(*e.params));
+    return invalid(reply_id(), "\"params\" must be an array or an object", true, &*e.params);
   // Made in the Item's own storage (Made): a Request returned as itself would
   // be moved into the Item, and the emptied one destroyed, per message.
   if (id)
@@ -310,7 +319,7 @@ StringMember string_member(json v) {
 }
 
 Item classify_non_object(const json& v) {
-  Invalid bad = invalid(Id(), std::string("expected an object, got ") + type_name(v));
+  Invalid bad = invalid(Id(), "expected an object", true, &v);
   bad.foreign = true;
   return bad;
 }
