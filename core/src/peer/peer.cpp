@@ -172,7 +172,8 @@ bool admit(PeerState& s, Incoming& in) {
 }
 
 // LSP's $/cancelRequest: params {id}; cancelling something already
-// answered is a no-op.
+// answered is a no-op. Not inlined: one kind of notification's work, kept
+// out of the loop every message goes through (cold.h says why that matters).
 [[gnu::noinline]] void cancel_request(PeerState& s, std::optional<json>& params) {
   if (params && s.opts.inspect) s.opts.inspect(*params, nullptr);
   if (params && params->is_object())

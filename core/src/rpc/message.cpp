@@ -162,8 +162,8 @@ const char* type_name(const json& v) {
 
 using detail::Made;
 
-// Out of line and cold: see cold.h. `got`: the value whose type is wrong,
-// named after `what` ("…, got a string").
+// Out of line and cold: see cold.h. `got`: the value whose type is wrong;
+// its type is appended to `what` ("…, got a string").
 WEFT_COLD Invalid invalid(Id id, std::string_view what, bool reply = true, const json* got = nullptr) {
   std::string m = "Invalid Request: ";
   m += what;
