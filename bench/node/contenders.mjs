@@ -14,6 +14,9 @@ import { createBirpc } from 'birpc';
 // 'raw (JSON-RPC objects)' is a second floor, not a peer: the same ping-pong
 // carrying JSON-RPC-shaped objects and matching answers by order, no library —
 // what cloning the envelope costs by itself.
+// 'wasm floor' (a server only, for server-cost.mjs) is a third: the least a
+// core of weft's shape, WebAssembly behind JavaScript marshalling, can do
+// per request (wasm-floor.mjs).
 // 'weft → json-rpc-2.0' is a weft client (default options) calling a
 // json-rpc-2.0 server, 'json-rpc-2.0 → weft' the other way round: what weft
 // costs against a foreign peer, on either end.
@@ -43,6 +46,11 @@ export async function serve(lib, ep, inWorker = false) {
       // The floor: postMessage ping-pong, no envelope.
       const off = onMsg(ep, (d) => ep.postMessage(typeof d === 'string' ? d : d.a + d.b));
       return () => off();
+    }
+    case 'wasm floor': {
+      // Not a peer: the least a core behind marshalling costs (wasm-floor.mjs).
+      const { serveFloor } = await import('./wasm-floor.mjs');
+      return serveFloor(ep, { add, echo: ([s1]) => s1 });
     }
     case 'raw (JSON-RPC objects)': {
       const off = onMsg(ep, (d) => ep.postMessage(d.method === 'echo'

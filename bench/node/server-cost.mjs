@@ -5,7 +5,9 @@
 // client. The server's share of a round trip, which a foreign client's p50
 // carries (bench/README.md). Per request: elapsed ÷ N, in runs of N (200,000)
 // after three of a quarter as many to warm up; the minimum of the runs is printed
-// with all of them.
+// with all of them. Servers: weft, json-rpc-2.0, and two that are not
+// peers: 'raw (JSON-RPC objects)' (no library) and 'wasm floor' (the least a
+// core behind marshalling does, wasm-floor.mjs).
 //   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple] [--runs 5] [--n 200000]
 //        [--cold 6]
 // --cold F: each request is timed alone (its answer awaited), after F
@@ -30,7 +32,7 @@ const runs = Number(opt('--runs', '5'));
 const cold = Number(opt('--cold', '0'));
 const N = Number(opt('--n', cold ? '4000' : '200000'));
 const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
-const SERVERS = ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)'];
+const SERVERS = ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)', 'wasm floor'];
 for (const lib of libs) if (!SERVERS.includes(lib)) throw new Error(`${lib}: one of ${SERVERS.join(', ')}`);
 if (shape !== 'object' && shape !== 'tuple') throw new Error(`--shape ${shape}: object or tuple`);
 
