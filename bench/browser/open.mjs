@@ -34,7 +34,14 @@ export async function openBenchPage(tag, { devtools = false } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `weft-bench-${tag}-`));
   const cleanup = async () => {
     await server.close();
-    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });  // Chromium may still be writing
+    // Chromium's helper processes may still be writing the profile after the
+    // browser has exited. A profile left behind in the temp folder must not
+    // cost the run its results, which are written after this.
+    try {
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch (e) {
+      console.warn(`bench: could not remove the Chromium profile ${dir} (${e.code ?? e.message}); remove it by hand`);
+    }
   };
   const url = (extra) => `${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}${extra}`;
   try {
