@@ -16,7 +16,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SOURCE = fileURLToPath(new URL('./wasm-floor.c', import.meta.url));
-const ABSENT = 0, NUL = 1, FALSE = 2, TRUE = 3, NUMBER = 4, STRING = 5, ARRAY = 6, OBJECT = 7;
+// wasm-floor.c's kinds; NON_FINITE (NaN, ±Infinity: no JSON number) is none
+// of the kinds it accepts.
+const ABSENT = 0, NUL = 1, FALSE = 2, TRUE = 3, NUMBER = 4, STRING = 5, ARRAY = 6, OBJECT = 7, NON_FINITE = 8;
 
 function build() {
   const hash = createHash('sha256').update(readFileSync(SOURCE)).digest('hex').slice(0, 16);
@@ -37,7 +39,7 @@ function kindOf(v) {
   switch (typeof v) {
     case 'undefined': return ABSENT;
     case 'string': return STRING;
-    case 'number': return NUMBER;
+    case 'number': return Number.isFinite(v) ? NUMBER : NON_FINITE;
     case 'boolean': return v ? TRUE : FALSE;
     case 'object': return v === null ? NUL : Array.isArray(v) ? ARRAY : OBJECT;
     default: return NUL;
@@ -84,8 +86,9 @@ export async function serveFloor(port, handlers) {
     return s.length;
   };
   for (const [name, fn] of Object.entries(handlers)) {
-    const n = put(name, 0);
-    fns[X.register(n)] = fn;
+    const i = X.register(put(name, 0));
+    if (i < 0) throw new RangeError(`wasm floor: cannot register ${JSON.stringify(name)} (at most 16 methods of 32 bytes)`);
+    fns[i] = fn;
   }
   const listener = (ev) => {
     const m = ev.data;

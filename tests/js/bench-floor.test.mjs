@@ -18,7 +18,7 @@ async function floor() {
   return { ask, stop, listening: () => listener !== null };
 }
 
-test('a request is answered with its handler\'s result under its id (number or string)', async () => {
+test('a request is answered with its handler\'s result under its id (number, string or null)', async () => {
   const { ask } = await floor();
   assert.deepEqual(ask({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id: 7 }), { jsonrpc: '2.0', result: 3, id: 7 });
   assert.deepEqual(ask({ jsonrpc: '2.0', method: 'add', params: { a: 2, b: 2 }, id: 'x' }), { jsonrpc: '2.0', result: 4, id: 'x' });
@@ -36,6 +36,17 @@ test('an id that is not a string, number or null, and params that are not struct
   const { ask } = await floor();
   assert.equal(ask({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id: true }).error.code, -32600);
   assert.equal(ask({ jsonrpc: '2.0', method: 'add', params: 3, id: 1 }).error.code, -32600);
+});
+
+test('a NaN or infinite id is not a JSON number (-32600)', async () => {
+  const { ask } = await floor();
+  assert.equal(ask({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id: NaN }).error.code, -32600);
+  assert.equal(ask({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id: Infinity }).error.code, -32600);
+});
+
+test('a method the module cannot hold is refused when it is registered, not later', async () => {
+  const port = { postMessage() {}, addEventListener() {}, removeEventListener() {} };
+  await assert.rejects(serveFloor(port, { ['m'.repeat(33)]: () => 0 }), /cannot register/);
 });
 
 test('a value that is not an object is refused with id null (-32600)', async () => {
