@@ -1,12 +1,14 @@
 // Messages across the boundary (records.h): outgoing records, incoming
 // descriptors. The layouts are abi.h's; nothing here decides what is valid —
-// read_descriptor() only rebuilds the members, classify() judges them.
+// read_descriptor() describes the slots to judge() (message.h) and builds
+// what it decided.
 #include "records.h"
 
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "abi.h"
@@ -78,50 +80,28 @@ void record_string(double* r, const std::string& s) {
 // integral and fits int64.
 bool is_int64(double v) { return std::trunc(v) == v && std::fabs(v) < 9.2e18; }
 
-// A JSON value of the kind JS described, for a member the core reads as a
-// scalar: strings and numbers carry their value; containers their type only.
-// `make` gets what the json is built from (a json per value would be made
-// and destroyed again for every member of every message).
-template <class Make>
-decltype(auto) with_scalar(const double* d, int kind, int a, int b, const char* in, Make&& make) {
+// A JSON value of the kind JS described, for a value the core reads as a
+// scalar (a non-object message, an id without its fast path): strings and
+// numbers carry their value; containers their type only.
+json scalar(const double* d, int kind, int a, int b, const char* in) {
   switch (static_cast<int>(d[kind])) {
-    case VALUE_NULL: return make(nullptr);
-    case VALUE_FALSE: return make(false);
-    case VALUE_TRUE: return make(true);
+    case VALUE_NULL: return nullptr;
+    case VALUE_FALSE: return false;
+    case VALUE_TRUE: return true;
     case VALUE_NUMBER: {
       const double v = d[a];
-      if (is_int64(v)) return make(static_cast<std::int64_t>(v));
-      return make(v);
+      if (is_int64(v)) return static_cast<std::int64_t>(v);
+      return v;
     }
-    case VALUE_NON_FINITE: return make(d[a]);
-    case VALUE_STRING:
-      return make(std::string(in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b])));
-    case VALUE_ARRAY: return make(json::value_t::array);
-    case VALUE_OBJECT: return make(json::value_t::object);
-    default: return make(json::value_t::discarded);
+    case VALUE_NON_FINITE: return d[a];
+    case VALUE_STRING: return std::string(in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
+    case VALUE_ARRAY: return json::value_t::array;
+    case VALUE_OBJECT: return json::value_t::object;
+    default: return json::value_t::discarded;
   }
 }
 
-json scalar(const double* d, int kind, int a, int b, const char* in) {
-  return with_scalar(d, kind, a, b, in, [](auto&& v) { return json(std::forward<decltype(v)>(v)); });
-}
-
-// The same, made in `slot`.
-void set_scalar(std::optional<json>& slot, const double* d, int kind, int a, int b, const char* in) {
-  with_scalar(d, kind, a, b, in, [&slot](auto&& v) { slot.emplace(std::forward<decltype(v)>(v)); });
-}
-
 bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
-
-// "method" as the envelope holds it, made in `slot`: a string
-// as its text (no json string on the heap per message), anything else as
-// the value found.
-void set_string(std::optional<StringMember>& slot, const double* d, int kind, int a, int b, const char* in) {
-  if (static_cast<int>(d[kind]) == VALUE_STRING)
-    slot.emplace(std::in_place_index<0>, in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b]));
-  else
-    slot.emplace(string_member(scalar(d, kind, a, b, in)));
-}
 
 // A metrics member's number as a JSON parse of its text would type it
 // (non-negative integers unsigned); NaN: not a number, left out.
@@ -192,56 +172,121 @@ std::optional<Id> read_descriptor_id(const double* d, const char* in) {
   return Id::from_json(scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in));
 }
 
+namespace {
+
+// The kind judge() reads of the member at slot `kind`. A payload is a
+// JavaScript value the core does not look inside: the members that carry one
+// (result, error.data) only need to be present.
+MemberKind member_kind(const double* d, int kind) {
+  switch (static_cast<int>(d[kind])) {
+    case VALUE_ABSENT: return MemberKind::Absent;
+    case VALUE_NULL: return MemberKind::Null;
+    case VALUE_FALSE:
+    case VALUE_TRUE: return MemberKind::Boolean;
+    case VALUE_NUMBER: return MemberKind::Number;
+    case VALUE_NON_FINITE: return MemberKind::NonFinite;
+    case VALUE_STRING: return MemberKind::String;
+    case VALUE_ARRAY: return MemberKind::Array;
+    case VALUE_OBJECT: return MemberKind::Object;
+    default: return MemberKind::Other;
+  }
+}
+
+std::string_view text(const double* d, int a, int b, const char* in) {
+  return {in + static_cast<std::size_t>(d[a]), static_cast<std::size_t>(d[b])};
+}
+
+// What judge() reads, from the slots: no member is rebuilt to be judged.
+Shape shape_of(const double* d, const char* in) {
+  Shape s;
+  s.version = static_cast<int>(d[D_JSONRPC_KIND]) == VALUE_STRING && text(d, D_JSONRPC_A, D_JSONRPC_B, in) == "2.0";
+  s.method = member_kind(d, D_METHOD_KIND);
+  s.id = member_kind(d, D_ID_KIND);
+  s.params = member_kind(d, D_PARAMS_KIND);
+  s.result = member_kind(d, D_RESULT_KIND);
+  s.error = member_kind(d, D_ERROR_KIND);
+  if (s.error == MemberKind::Object) {
+    // As a JSON number of that value would be read (scalar(): integral
+    // values are integers).
+    if (static_cast<int>(d[D_CODE_KIND]) == VALUE_NUMBER) s.code = error_code_from(d[D_CODE_A]);
+    s.message_is_string = static_cast<int>(d[D_MESSAGE_KIND]) == VALUE_STRING;
+  }
+  return s;
+}
+
+// The id of a descriptor whose id judge() found usable (or absent: null).
+Id usable_id(const double* d, const char* in) {
+  switch (static_cast<int>(d[D_ID_KIND])) {
+    case VALUE_STRING: return Id::string(std::string(text(d, D_ID_A, D_ID_B, in)));
+    case VALUE_NUMBER:
+      // A number that is not a safe integer: its JS text is the lexeme.
+      if (d[D_ID_C] > 0) return Id::number(std::string(text(d, D_ID_B, D_ID_C, in)));
+      if (is_int64(d[D_ID_A])) return Id::integer(static_cast<std::int64_t>(d[D_ID_A]));
+      return Id::from_json(json(d[D_ID_A])).value_or(Id());
+    default: return Id();
+  }
+}
+
+// The params of a request or notification (judged an array, an object or
+// absent), as payload markers.
+std::optional<json> params_of(const double* d) {
+  std::optional<json> p;
+  switch (static_cast<int>(d[D_PARAMS_KIND])) {
+    case VALUE_OBJECT: object_marker_in(p, d[D_PARAMS_A]); break;
+    case VALUE_ARRAY: array_marker_in(p, d[D_PARAMS_A]); break;
+    default: break;
+  }
+  return p;
+}
+
+// A response's metrics member, judged by the core's rule (metrics are
+// agreed by handshake, so this is off the common path).
+std::optional<ResponseMetrics> metrics_of(const double* d) {
+  if (static_cast<int>(d[D_METRICS_KIND]) != VALUE_OBJECT) return std::nullopt;
+  json m(json::value_t::object);
+  auto& o = m.get_ref<json::object_t&>();
+  metric(o, "processing_time_us", d[D_METRICS_TIME]);
+  metric(o, "response_size", d[D_METRICS_SIZE]);
+  return response_metrics(m);
+}
+
+// Converts to the Request or Notification of descriptor `d`: the Item's
+// alternative is initialized from the conversion's result, with no
+// temporary in between (a value-initialized one would be zeroed first, and
+// a moved one destroyed emptied, per message).
+template <class Call>
+struct CallOf {
+  const double* d;
+  const char* in;
+  operator Call() const {
+    if constexpr (std::is_same_v<Call, Request>)
+      return Request{usable_id(d, in), std::string(text(d, D_METHOD_A, D_METHOD_B, in)), params_of(d)};
+    else
+      return Notification{std::string(text(d, D_METHOD_A, D_METHOD_B, in)), params_of(d)};
+  }
+};
+
+}  // namespace
+
+// judge() decides; the Item is built straight from the slots.
 Item read_descriptor(const double* d, const char* in) {
   if (static_cast<int>(d[D_SHAPE]) != VALUE_OBJECT)
     return classify_non_object(scalar(d, D_SHAPE, D_SHAPE, D_SHAPE, in));
-  Envelope e;
-  e.version = static_cast<int>(d[D_JSONRPC_KIND]) == VALUE_STRING &&
-              std::string_view(in + static_cast<std::size_t>(d[D_JSONRPC_A]),
-                               static_cast<std::size_t>(d[D_JSONRPC_B])) == "2.0";
-  if (present(d, D_METHOD_KIND)) set_string(e.method, d, D_METHOD_KIND, D_METHOD_A, D_METHOD_B, in);
-  if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
-    // A number that is not a safe integer: its JS text is the lexeme.
-    e.id.emplace(d[D_ID_A]);
-    e.id_lexeme.emplace(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
-  } else if (const int k = static_cast<int>(d[D_ID_KIND]); k == VALUE_NUMBER && is_int64(d[D_ID_A])) {
-    e.valid_id = Id::integer(static_cast<std::int64_t>(d[D_ID_A]));  // as scalar() would read it
-  } else if (k == VALUE_STRING) {
-    e.valid_id = Id::string(std::string(in + static_cast<std::size_t>(d[D_ID_A]), static_cast<std::size_t>(d[D_ID_B])));
-  } else if (k != VALUE_ABSENT) {
-    set_scalar(e.id, d, D_ID_KIND, D_ID_A, D_ID_B, in);
-  }
-  switch (static_cast<int>(d[D_PARAMS_KIND])) {
-    case VALUE_ABSENT: break;
-    case VALUE_OBJECT: object_marker_in(e.params, d[D_PARAMS_A]); break;
-    case VALUE_ARRAY: array_marker_in(e.params, d[D_PARAMS_A]); break;
-    default: set_scalar(e.params, d, D_PARAMS_KIND, D_PARAMS_A, D_PARAMS_A, in); break;
-  }
-  if (present(d, D_RESULT_KIND)) value_marker_in(e.result, d[D_RESULT_A]);
-  const int ek = static_cast<int>(d[D_ERROR_KIND]);
-  if (ek == VALUE_OBJECT) {
-    json err(json::value_t::object);
-    auto& o = err.get_ref<json::object_t&>();
-    if (present(d, D_CODE_KIND)) o.emplace("code", scalar(d, D_CODE_KIND, D_CODE_A, D_CODE_A, in));
-    if (present(d, D_MESSAGE_KIND))
-      o.emplace("message", scalar(d, D_MESSAGE_KIND, D_MESSAGE_A, D_MESSAGE_B, in));
-    if (present(d, D_DATA_KIND)) o.emplace("data", value_marker(d[D_DATA_A]));
-    e.error = std::move(err);
-  } else if (ek != VALUE_ABSENT) {
-    set_scalar(e.error, d, D_ERROR_KIND, D_ERROR_KIND, D_ERROR_KIND, in);
-  }
-  if (present(d, D_METRICS_KIND)) {  // judged by the core (metrics_of), like any member
-    if (static_cast<int>(d[D_METRICS_KIND]) == VALUE_OBJECT) {
-      json m(json::value_t::object);
-      auto& o = m.get_ref<json::object_t&>();
-      metric(o, "processing_time_us", d[D_METRICS_TIME]);
-      metric(o, "response_size", d[D_METRICS_SIZE]);
-      e.metrics = std::move(m);
-    } else {
-      e.metrics = nullptr;  // not an object: ignored whatever it is (metrics_of)
+  const Shape s = shape_of(d, in);
+  const Verdict v = judge(s);
+  switch (v.is) {
+    case Verdict::Is::Request: return Item(std::in_place_type<Request>, CallOf<Request>{d, in});
+    case Verdict::Is::Notification: return Item(std::in_place_type<Notification>, CallOf<Notification>{d, in});
+    case Verdict::Is::Result:
+      return Response{usable_id(d, in), value_marker(d[D_RESULT_A]), metrics_of(d)};
+    case Verdict::Is::Failure: {
+      Error e(*s.code, std::string(text(d, D_MESSAGE_A, D_MESSAGE_B, in)));
+      if (static_cast<int>(d[D_DATA_KIND]) != VALUE_ABSENT) e.data = value_marker(d[D_DATA_A]);
+      return Response{usable_id(d, in), std::move(e), metrics_of(d)};
     }
+    case Verdict::Is::Invalid: break;
   }
-  return classify(std::move(e));
+  return invalid_of(v, v.echo_id ? usable_id(d, in) : Id());
 }
 
 }  // namespace weft::wasm

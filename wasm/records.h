@@ -17,7 +17,8 @@ namespace weft::wasm {
 void write_records(Outgoing& o, std::vector<double>& recs, std::string& text);
 
 // Incoming: the message described by descriptor record `d` (abi D_*
-// layout), with its strings in `in`, as classify() sees it.
+// layout), with its strings in `in`, judged by judge() (message.h) as
+// classify() judges an Envelope.
 Item read_descriptor(const double* d, const char* in);
 // The same, appended to `items` and made in the vector's own slot (an Item
 // returned and then pushed would be moved, and the emptied one destroyed,

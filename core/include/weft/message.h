@@ -195,13 +195,13 @@ using StringMember = std::variant<std::string, json>;
 
 // The envelope of one message object: its members that JSON-RPC defines, each
 // absent (nullopt) or the value found; other members are not kept (§4, §5
-// give them no meaning). Every decoder fills one per message object and
-// classify(Envelope&&) judges it, so that every validity rule is applied in
-// one place: the JSON codec's hot path from the parser's events, a decoded
-// Document from its objects, and hosts that do not decode JSON text
-// themselves (the WebAssembly binding, which receives JavaScript objects).
-// Payload members (params, result, error.data) may hold host placeholders of
-// the right JSON type: classify() only checks their type and moves them.
+// give them no meaning). The decoders of JSON-RPC values fill one per message
+// object — the JSON codec's hot path from the parser's events, a decoded
+// Document from its objects — and classify(Envelope&&) has judge() (below)
+// decide on it. Payload members (params, result, error.data) may hold host
+// placeholders of the right JSON type: classify() only checks their type and
+// moves them. A host whose members arrive as typed slots rather than values
+// (the WebAssembly binding) describes them to judge() directly.
 //
 // "method" must be a string (§4), so it is held as text when it is (a json
 // string would cost a heap allocation per message), else as the value found
@@ -226,6 +226,68 @@ struct Envelope {
 
 // A member's value as a StringMember: a string's text, else the value.
 StringMember string_member(json v);
+
+// ---- The rules of §4–§5 on their own -----------------------------------------
+// Whether a message object is a request, a notification, a response or
+// invalid — and which rule it breaks — depends only on the kinds of its
+// members. A decoder describes what it found as a Shape, judge() decides,
+// and building the Item is then mechanical: classify(Envelope&&) does so
+// from an Envelope, and a host whose members arrive as typed slots (the
+// WebAssembly binding's descriptors) from those slots, without making an
+// Envelope. The rules are written once, in judge().
+
+// The type of a member's value, as far as §4–§5 care. Number is a finite
+// number; NonFinite one JSON cannot express (NaN or infinity, which a host
+// value or MessagePack float can be); Other is anything no rule names
+// (an invalid value).
+enum class MemberKind : std::uint8_t { Absent, Null, Boolean, Number, NonFinite, String, Array, Object, Binary, Other };
+
+// The kind of a decoded value.
+MemberKind kind_of(const json& v);
+// Its name in an error message ("a string", "an object", …).
+const char* kind_name(MemberKind k);
+
+// What judge() reads of one message object.
+struct Shape {
+  bool version = false;  // "jsonrpc" is present and is exactly the string "2.0"
+  // The kinds of the members JSON-RPC defines (Absent when missing).
+  MemberKind method = MemberKind::Absent, id = MemberKind::Absent, params = MemberKind::Absent,
+             result = MemberKind::Absent, error = MemberKind::Absent;
+  // When `error` is an Object: its "code" read by error_code_from (nullopt
+  // when absent or not an integer that fits 32 bits), and whether it has a
+  // string "message".
+  std::optional<int> code;
+  bool message_is_string = false;
+};
+
+// What the rules make of a Shape.
+struct Verdict {
+  // A request, a notification, a response carrying "result" or "error"
+  // (Failure), or an object that breaks a rule.
+  enum class Is : std::uint8_t { Request, Notification, Result, Failure, Invalid };
+  Is is = Is::Invalid;
+  // For Invalid (invalid_of() makes it): the rule broken, as the text after
+  // "Invalid Request: "; the kind of the member whose type is wrong, named in
+  // the message (Absent: none); whether it is answered (Invalid::reply);
+  // whether it carries the message's id (§5: else null); and
+  // Invalid::foreign and Invalid::call.
+  const char* rule = nullptr;
+  MemberKind got = MemberKind::Absent;
+  bool reply = true, echo_id = false, foreign = false, call = false;
+};
+
+// Applies §4 (Request, Notification, Parameter Structures), §5 and §5.1
+// (Response, Error object) to a Shape. An "id" is usable when it is a
+// string, a number or null (§4); other members JSON-RPC does not define
+// were never looked at.
+Verdict judge(const Shape& s);
+// A response's "metrics" member as docs/protocol.md ("Metrics") reads it:
+// {"processing_time_us": uint, "response_size": uint}; anything else is
+// ignored (nullopt) rather than making the response invalid.
+std::optional<ResponseMetrics> response_metrics(const json& m);
+// The Invalid of an Invalid verdict; `id` is the message's id when
+// v.echo_id, else null.
+Invalid invalid_of(const Verdict& v, Id id);
 
 // Validates one message object given as its members (rules as classify()).
 // Moves method and payloads out of `e`.

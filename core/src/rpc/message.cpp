@@ -142,37 +142,136 @@ std::size_t Id::hash() const {
 
 // ---- Validation (§4 Request object, §5 Response object, §6 Batch) ------------
 
-namespace {
-
-const char* type_name(const json& v) {
+MemberKind kind_of(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
+    case json::value_t::null: return MemberKind::Null;
+    case json::value_t::boolean: return MemberKind::Boolean;
+    case json::value_t::string: return MemberKind::String;
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "a number";
+    case json::value_t::number_unsigned: return MemberKind::Number;
     case json::value_t::number_float:
-      return std::isfinite(v.get_ref<const json::number_float_t&>()) ? "a number" : "a non-finite number";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::binary: return "binary data";
-    default: return "an invalid value";
+      return std::isfinite(v.get_ref<const json::number_float_t&>()) ? MemberKind::Number : MemberKind::NonFinite;
+    case json::value_t::array: return MemberKind::Array;
+    case json::value_t::object: return MemberKind::Object;
+    case json::value_t::binary: return MemberKind::Binary;
+    default: return MemberKind::Other;
   }
 }
+
+const char* kind_name(MemberKind k) {
+  switch (k) {
+    case MemberKind::Absent: return "nothing";
+    case MemberKind::Null: return "null";
+    case MemberKind::Boolean: return "a boolean";
+    case MemberKind::Number: return "a number";
+    case MemberKind::NonFinite: return "a non-finite number";
+    case MemberKind::String: return "a string";
+    case MemberKind::Array: return "an array";
+    case MemberKind::Object: return "an object";
+    case MemberKind::Binary: return "binary data";
+    case MemberKind::Other: break;
+  }
+  return "an invalid value";
+}
+
+namespace {
 
 using detail::Made;
 
-// Out of line and cold: see cold.h. `got`: the value whose type is wrong;
-// its type is appended to `what` ("…, got a string").
-WEFT_COLD Invalid invalid(Id id, std::string_view what, bool reply = true, const json* got = nullptr) {
+// Out of line and cold: see cold.h. `got`: the kind of the value whose type
+// is wrong, appended to `what` ("…, got a string"); Absent: none.
+WEFT_COLD Invalid invalid(Id id, std::string_view what, bool reply = true, MemberKind got = MemberKind::Absent) {
   std::string m = "Invalid Request: ";
   m += what;
-  if (got) {
+  if (got != MemberKind::Absent) {
     m += ", got ";
-    m += type_name(*got);
+    m += kind_name(got);
   }
   return Invalid{std::move(id), Error(code::kInvalidRequest, std::move(m)), reply};
 }
+
+// §4: an id is "a String, Number, or Null value"; anything else cannot be
+// echoed (§5), so a message carrying one is answered with id null.
+bool usable(MemberKind k) { return k == MemberKind::String || k == MemberKind::Number || k == MemberKind::Null; }
+
+// A verdict that the message breaks `rule`.
+Verdict broken(const char* rule, bool echo_id, bool reply = true, MemberKind got = MemberKind::Absent) {
+  Verdict v;
+  v.rule = rule;
+  v.echo_id = echo_id;
+  v.reply = reply;
+  v.got = got;
+  return v;
+}
+
+Verdict judge_request(const Shape& s) {
+  const bool echo = usable(s.id);
+  if (s.id != MemberKind::Absent && !echo) return broken("\"id\" must be a string, number or null", false, true, s.id);
+  if (!s.version) return broken("\"jsonrpc\" must be exactly \"2.0\"", echo);
+  if (s.method != MemberKind::String) return broken("\"method\" must be a string", echo, true, s.method);
+  // §4.2: "If present, parameters for the rpc call MUST be provided as a
+  // Structured value. Either by-position through an Array or by-name through an Object."
+  if (s.params != MemberKind::Absent && s.params != MemberKind::Array && s.params != MemberKind::Object)
+    return broken("\"params\" must be an array or an object", echo, true, s.params);
+  Verdict v;
+  v.is = s.id == MemberKind::Absent ? Verdict::Is::Notification : Verdict::Is::Request;
+  return v;
+}
+
+// Malformed responses are reported, never answered: answering a response
+// with an error could make two peers bounce errors at each other forever.
+Verdict judge_response(const Shape& s) {
+  const bool echo = usable(s.id);
+  if (!s.version) return broken("response \"jsonrpc\" must be exactly \"2.0\"", echo, false);
+  if (!echo) return broken("response has no usable \"id\"", false, false);
+  if ((s.result != MemberKind::Absent) == (s.error != MemberKind::Absent))
+    return broken("response must have exactly one of \"result\" and \"error\"", true, false);
+  Verdict v;
+  if (s.result != MemberKind::Absent) {
+    v.is = Verdict::Is::Result;
+    return v;
+  }
+  // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
+  if (s.error != MemberKind::Object) return broken("\"error\" must be an object", true, false);
+  if (!s.code) return broken("error \"code\" must be an integer", true, false);
+  if (!s.message_is_string) return broken("error \"message\" must be a string", true, false);
+  v.is = Verdict::Is::Failure;
+  return v;
+}
+
+}  // namespace
+
+// The one place the rules for a message object are applied (§4–§5): every
+// decoder (Document, parser events, the WebAssembly binding) ends here.
+Verdict judge(const Shape& s) {
+  const bool call = s.method != MemberKind::Absent;
+  Verdict v = call ? judge_request(s)
+              : s.result != MemberKind::Absent || s.error != MemberKind::Absent
+                  ? judge_response(s)
+                  : broken("no \"method\" member", usable(s.id));
+  if (v.is == Verdict::Is::Invalid) {
+    v.foreign = !s.version;
+    v.call = call;
+  }
+  return v;
+}
+
+std::optional<ResponseMetrics> response_metrics(const json& m) {
+  if (!m.is_object()) return std::nullopt;
+  auto t = m.find("processing_time_us");
+  auto n = m.find("response_size");
+  if (t == m.end() || n == m.end() || !t->is_number_unsigned() || !n->is_number_unsigned()) return std::nullopt;
+  return ResponseMetrics{t->get<std::uint64_t>(), n->get<std::uint64_t>()};
+}
+
+Invalid invalid_of(const Verdict& v, Id id) {
+  Invalid bad = invalid(std::move(id), v.rule, v.reply, v.got);
+  bad.foreign = v.foreign;
+  bad.call = v.call;
+  return bad;
+}
+
+namespace {
 
 // The members JSON-RPC defines (§4, §5); any other is ignored.
 enum class Member : std::uint8_t { None, Jsonrpc, Method, Params, Id, Result, Error, Metrics };
@@ -226,77 +325,34 @@ Envelope envelope_of(json::object_t& obj, std::string* lexeme) {
   return e;
 }
 
-// The envelope's id: the one its decoder read (Envelope::valid_id), else
-// "id" as found — nullopt when absent or not a String, Number or Null (§4).
-std::optional<Id> id_of(Envelope& e, const std::string* lexeme) {
-  if (e.valid_id) return std::move(e.valid_id);
-  if (e.id) return Id::from_json(*e.id, lexeme);
-  return std::nullopt;
+// A member's kind, Absent when it is missing.
+MemberKind kind_of_member(const std::optional<json>& v) { return v ? kind_of(*v) : MemberKind::Absent; }
+
+// What judge() reads of an envelope.
+Shape shape_of(const Envelope& e) {
+  Shape s;
+  s.version = e.version;
+  if (e.method) s.method = e.method->index() == 0 ? MemberKind::String : kind_of(std::get<json>(*e.method));
+  if (e.valid_id) s.id = e.valid_id->is_null() ? MemberKind::Null
+                         : e.valid_id->kind() == Id::Kind::String ? MemberKind::String : MemberKind::Number;
+  else s.id = kind_of_member(e.id);
+  s.params = kind_of_member(e.params);
+  s.result = kind_of_member(e.result);
+  s.error = kind_of_member(e.error);
+  if (s.error == MemberKind::Object) {
+    if (auto c = e.error->find("code"); c != e.error->end()) s.code = error_code_from(*c);
+    auto m = e.error->find("message");
+    s.message_is_string = m != e.error->end() && m->is_string();
+  }
+  return s;
 }
 
-// §5: "id ... MUST be the same as the value of the id member in the Request";
-// an id that is not a String, Number or Null cannot be echoed, so it is null.
-// Moves method and params out of the envelope: it is discarded afterwards.
-Item classify_request(Envelope& e, const std::string* lexeme, bool versioned) {
-  std::optional<Id> id = id_of(e, lexeme);
-  if (e.id && !id)
-    return invalid(Id(), "\"id\" must be a string, number or null", true, &*e.id);
-  // What an Invalid carries (§5): made only on the paths that need it.
-  auto reply_id = [&id] { return id ? *id : Id(); };
-  if (!versioned) return invalid(reply_id(), "\"jsonrpc\" must be exactly \"2.0\"");
-  std::string* method = std::get_if<std::string>(&*e.method);
-  if (!method)
-    return invalid(reply_id(), "\"method\" must be a string", true, &std::get<json>(*e.method));
-  // §4.2: "If present, parameters for the rpc call MUST be provided as a
-  // Structured value. Either by-position through an Array or by-name through an Object."
-  if (e.params && !e.params->is_array() && !e.params->is_object())
-    return invalid(reply_id(), "\"params\" must be an array or an object", true, &*e.params);
-  // Made in the Item's own storage (Made): a Request returned as itself would
-  // be moved into the Item, and the emptied one destroyed, per message.
-  if (id)
-    return Item(std::in_place_type<Request>,
-                Made{[&] { return Request{std::move(*id), std::move(*method), std::move(e.params)}; }});
-  return Item(std::in_place_type<Notification>,
-              Made{[&] { return Notification{std::move(*method), std::move(e.params)}; }});
-}
-
-// What an Invalid that is not about the id carries: the message's id when it
-// is usable (§5 "the same value as the id member"), else null.
-Id usable_id(Envelope& e, const std::string* lexeme) { return id_of(e, lexeme).value_or(Id()); }
-
-// A response's "metrics" member (docs/protocol.md, "Metrics"): informational,
-// so one that is not {"processing_time_us": uint, "response_size": uint} is
-// ignored rather than making the response invalid.
-std::optional<ResponseMetrics> metrics_of(const Envelope& e) {
-  if (!e.metrics || !e.metrics->is_object()) return std::nullopt;
-  auto t = e.metrics->find("processing_time_us");
-  auto n = e.metrics->find("response_size");
-  if (t == e.metrics->end() || n == e.metrics->end() || !t->is_number_unsigned() || !n->is_number_unsigned())
-    return std::nullopt;
-  return ResponseMetrics{t->get<std::uint64_t>(), n->get<std::uint64_t>()};
-}
-
-// Malformed responses are reported, never answered: answering a response
-// with an error could make two peers bounce errors at each other forever.
-Item classify_response(Envelope& e, const std::string* lexeme, bool versioned) {
-  std::optional<Id> id = id_of(e, lexeme);
-  const Id rid = id.value_or(Id());
-  if (!versioned) return invalid(rid, "response \"jsonrpc\" must be exactly \"2.0\"", false);
-  if (!id) return invalid(rid, "response has no usable \"id\"", false);
-  if (e.result.has_value() == e.error.has_value())
-    return invalid(rid, "response must have exactly one of \"result\" and \"error\"", false);
-  if (e.result) return Response{std::move(*id), std::move(*e.result), metrics_of(e)};
-  // §5.1: code "MUST be an integer", message "SHOULD be limited to a concise single sentence".
-  json* err = &*e.error;
-  if (!err->is_object()) return invalid(rid, "\"error\" must be an object", false);
-  auto c = err->find("code");
-  auto msg = err->find("message");
-  const std::optional<int> code = c == err->end() ? std::nullopt : error_code_from(*c);
-  if (!code) return invalid(rid, "error \"code\" must be an integer", false);
-  if (msg == err->end() || !msg->is_string()) return invalid(rid, "error \"message\" must be a string", false);
-  Error err_out(*code, std::move(msg->get_ref<std::string&>()));
-  if (auto d = err->find("data"); d != err->end()) err_out.data = std::move(*d);
-  return Response{std::move(*id), std::move(err_out), metrics_of(e)};
+// The envelope's id (judged usable): the one its decoder read
+// (Envelope::valid_id), else "id" as found; null when absent.
+Id id_of(Envelope& e, const std::string* lexeme) {
+  if (e.valid_id) return std::move(*e.valid_id);
+  if (e.id) return Id::from_json(*e.id, lexeme).value_or(Id());
+  return Id();
 }
 
 // A top-level value or batch element of a decoded document.
@@ -319,25 +375,38 @@ StringMember string_member(json v) {
 }
 
 Item classify_non_object(const json& v) {
-  Invalid bad = invalid(Id(), "expected an object", true, &v);
+  Invalid bad = invalid(Id(), "expected an object", true, kind_of(v));
   bad.foreign = true;
   return bad;
 }
 
-// The one place the rules for a message object are applied (§4–§5): every
-// decoder (Document, parser events, the WebAssembly binding) ends here.
+// judge() decides; this builds what it decided from the envelope, moving
+// method and payloads out of it (it is discarded afterwards). Requests are
+// made in the Item's own storage (Made): a Request returned as itself would
+// be moved into the Item, and the emptied one destroyed, per message.
 Item classify(Envelope&& e) {
   const std::string* lexeme = e.id_lexeme ? &*e.id_lexeme : nullptr;
-  const bool versioned = e.version;
-  const bool call = e.method.has_value();
-  Item item = call                  ? classify_request(e, lexeme, versioned)
-              : e.result || e.error ? classify_response(e, lexeme, versioned)
-                                    : Item(invalid(usable_id(e, lexeme), "no \"method\" member"));
-  if (auto* bad = std::get_if<Invalid>(&item)) {
-    bad->foreign = !versioned;
-    bad->call = call;
+  const Shape s = shape_of(e);
+  const Verdict v = judge(s);
+  const auto metrics = [&e] { return e.metrics ? response_metrics(*e.metrics) : std::nullopt; };
+  switch (v.is) {
+    case Verdict::Is::Request:
+      return Item(std::in_place_type<Request>, Made{[&] {
+                    return Request{id_of(e, lexeme), std::move(std::get<std::string>(*e.method)), std::move(e.params)};
+                  }});
+    case Verdict::Is::Notification:
+      return Item(std::in_place_type<Notification>,
+                  Made{[&] { return Notification{std::move(std::get<std::string>(*e.method)), std::move(e.params)}; }});
+    case Verdict::Is::Result: return Response{id_of(e, lexeme), std::move(*e.result), metrics()};
+    case Verdict::Is::Failure: {
+      json& err = *e.error;
+      Error out(*s.code, std::move(err.find("message")->get_ref<std::string&>()));
+      if (auto d = err.find("data"); d != err.end()) out.data = std::move(*d);
+      return Response{id_of(e, lexeme), std::move(out), metrics()};
+    }
+    case Verdict::Is::Invalid: break;
   }
-  return item;
+  return invalid_of(v, v.echo_id ? id_of(e, lexeme) : Id());
 }
 
 std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch) {
