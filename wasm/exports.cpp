@@ -282,7 +282,12 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Host* x = host(h);
   if (!x) return -1;
-  // A message's items go in a vector made once (an allocation less per
+  if (count == 1 && !batch) {  // one message: no vector of items at all
+    x->peer->receive(read_descriptor(descriptors(abi::D_SIZE), input().data()));
+    if (!(x = host(h))) return -1;
+    return note_deadline(x);
+  }
+  // A batch's items go in a vector made once (an allocation less per
   // message, and a constant heap); a batch larger than it, or a receive
   // nested in a handler's, gets its own.
   static Incoming kept = [] {

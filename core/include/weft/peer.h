@@ -403,6 +403,10 @@ class Peer {
   // the role and foreign-message policy and the batch rules (§6), then
   // processes them as receive() does.
   void receive(Incoming&& in);
+  // One message that is not in a batch, already classified (a host that
+  // judges its messages one by one: the WebAssembly binding); applies the
+  // role and foreign-message policy, then processes it as receive() does.
+  void receive(Item&& item);
   // The transport or codec failed to produce a document (parse error, oversize
   // frame): answers an error response with id null, as §5 requires.
   void receive_error(const Error& e);

@@ -190,6 +190,35 @@ WEFT_COLD void answer_invalid(PeerState& s, Invalid& bad, std::uint64_t batch, s
 
 }  // namespace
 
+namespace {
+
+// One message, or one element of batch `batch` (0: none) at `index`.
+void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
+  // Every element that will be answered holds the batch open (release_batch).
+  auto count = [&] {
+    if (batch) ++s.batches[batch].remaining;
+  };
+  if (auto* rq = std::get_if<Request>(&item)) {
+    count();
+    detail::dispatch(s, rq->method, rq->params, &rq->id, batch, index);
+  } else if (auto* n = std::get_if<Notification>(&item)) {
+    if (s.stream_control(n->method, n->params)) return;
+    if (n->method == "$/weft/drain") return s.remote_drain(n->params);
+    if (n->method == "$/cancelRequest") return cancel_request(s, n->params);
+    detail::dispatch(s, n->method, n->params, nullptr, batch, index);
+  } else if (auto* r = std::get_if<Response>(&item)) {
+    Result<json> res = r->is_error() ? Result<json>(std::get<Error>(std::move(r->outcome)))
+                                     : Result<json>(std::get<json>(std::move(r->outcome)));
+    s.settle(r->id, std::move(res), r->metrics ? &*r->metrics : nullptr);
+  } else {
+    auto& bad = std::get<Invalid>(item);
+    if (bad.reply) count();
+    answer_invalid(s, bad, batch, index);
+  }
+}
+
+}  // namespace
+
 void Peer::receive(Incoming&& in) {
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
@@ -202,38 +231,18 @@ void Peer::receive(Incoming&& in) {
     acc.slots.resize(in.items.size());
     acc.remaining = 1;  // guard: nothing leaves before every element is dispatched
   }
-  auto count = [&] {
-    if (batch) ++s.batches[batch].remaining;
-  };
-
-  for (std::size_t i = 0; i < in.items.size(); ++i) {
-    Item& item = in.items[i];
-    if (auto* rq = std::get_if<Request>(&item)) {
-      count();
-      detail::dispatch(s, rq->method, rq->params, &rq->id, batch, i);
-    } else if (auto* n = std::get_if<Notification>(&item)) {
-      if (s.stream_control(n->method, n->params)) continue;
-      if (n->method == "$/weft/drain") {
-        s.remote_drain(n->params);
-        continue;
-      }
-      if (n->method == "$/cancelRequest") {
-        cancel_request(s, n->params);
-        continue;
-      }
-      detail::dispatch(s, n->method, n->params, nullptr, batch, i);
-    } else if (auto* r = std::get_if<Response>(&item)) {
-      Result<json> res = r->is_error() ? Result<json>(std::get<Error>(std::move(r->outcome)))
-                                       : Result<json>(std::get<json>(std::move(r->outcome)));
-      s.settle(r->id, std::move(res), r->metrics ? &*r->metrics : nullptr);
-    } else {
-      auto& bad = std::get<Invalid>(item);
-      if (bad.reply) count();
-      answer_invalid(s, bad, batch, i);
-    }
-  }
+  for (std::size_t i = 0; i < in.items.size(); ++i) process(s, in.items[i], batch, i);
   // Release the guard; if every answer is already in, the batch leaves now.
   if (batch) s.release_batch(batch);
+}
+
+void Peer::receive(Item&& item) {
+  auto self = s_;  // a handler may destroy the Peer; keep the state alive
+  PeerState& s = *self;
+  // admit() for one message that is not in a batch.
+  if ((s.opts.role != Role::Peer || s.opts.ignore_foreign) && ignored(s, item, false))
+    return report_ignored(s, 1);
+  process(s, item, 0, 0);
 }
 
 void Peer::receive_error(const Error& e) {
