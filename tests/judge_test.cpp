@@ -15,34 +15,12 @@ using Is = Verdict::Is;
 
 namespace {
 
-// A well-formed request: "jsonrpc":"2.0", a string method, array params, a number id.
-Shape request() {
-  Shape s;
-  s.version = true;
-  s.method = K::String;
-  s.params = K::Array;
-  s.id = K::Number;
-  return s;
-}
-
-// A well-formed response carrying "result", id a string.
-Shape result() {
-  Shape s;
-  s.version = true;
-  s.result = K::Object;
-  s.id = K::String;
-  return s;
-}
-
-// A well-formed response carrying "error".
+// Well-formed messages: a request (array params, a number id), a response
+// carrying "result" (id a string) and one carrying "error".
+Shape request() { return {.version = true, .method = K::String, .id = K::Number, .params = K::Array}; }
+Shape result() { return {.version = true, .id = K::String, .result = K::Object}; }
 Shape failure() {
-  Shape s;
-  s.version = true;
-  s.error = K::Object;
-  s.code = -32601;
-  s.message_is_string = true;
-  s.id = K::Number;
-  return s;
+  return {.version = true, .id = K::Number, .error = K::Object, .code = -32601, .message_is_string = true};
 }
 
 // The message of the Invalid a verdict makes (with id 7 when it echoes one).
@@ -56,7 +34,7 @@ std::string message_of(const Verdict& v) {
 
 }  // namespace
 
-TEST_CASE("judge: a request has a method and an id; without the id it is a notification (§4, §4.1)", "[judge]") {
+TEST_CASE("judge: a request has a method and an id, and without the id it is a notification (§4, §4.1)", "[judge]") {
   CHECK(judge(request()).is == Is::Request);
   Shape s = request();
   s.id = K::Absent;
