@@ -141,11 +141,13 @@ WEFT_COLD void report_ignored(PeerState& s, std::size_t n) {
   s.diag(Diagnostic::Kind::IgnoredMessage, std::to_string(n) + " message(s) not for this endpoint; ignored");
 }
 
-// The role and foreign-message policy (PeerOptions), then §6's rules for the
-// array itself. False: nothing is left to process.
+// Whether the role and foreign-message policy (PeerOptions) can drop anything.
+bool filters(const PeerState& s) { return s.opts.role != Role::Peer || s.opts.ignore_foreign; }
+
+// The role and foreign-message policy, then §6's rules for the array itself.
+// False: nothing is left to process.
 bool admit(PeerState& s, Incoming& in) {
-  const bool filter = s.opts.role != Role::Peer || s.opts.ignore_foreign;
-  if (filter) {
+  if (filters(s)) {
     if (in.batch && s.opts.ignore_foreign && !in.items.empty() &&
         std::all_of(in.items.begin(), in.items.end(), [](const Item& i) {
           const auto* bad = std::get_if<Invalid>(&i);
@@ -187,10 +189,6 @@ WEFT_COLD void answer_invalid(PeerState& s, Invalid& bad, std::uint64_t batch, s
   if (!bad.reply) return s.diag(Diagnostic::Kind::InvalidResponse, bad.error.message);
   s.answer(batch, index, Response{std::move(bad.id), std::move(bad.error)});
 }
-
-}  // namespace
-
-namespace {
 
 // One message, or one element of batch `batch` (0: none) at `index`.
 void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
@@ -240,8 +238,7 @@ void Peer::receive(Item&& item) {
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
   // admit() for one message that is not in a batch.
-  if ((s.opts.role != Role::Peer || s.opts.ignore_foreign) && ignored(s, item, false))
-    return report_ignored(s, 1);
+  if (filters(s) && ignored(s, item, false)) return report_ignored(s, 1);
   process(s, item, 0, 0);
 }
 
