@@ -323,6 +323,14 @@ struct PeerOptions {
   PeerLimits limits;
   std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
   std::function<void(Outgoing&&)> send;   // required: a message/batch to transmit
+  // Optional: the result of a request that is not part of a batch and
+  // carries no metrics — what `send` would get as an Outgoing holding one
+  // Response{id, result} — handed over without making that Outgoing. A host
+  // whose transport takes one answer more cheaply than a message list sets
+  // it (the WebAssembly binding); one whose transport failed reports it as
+  // for `send` (Peer::undelivered). Errors, batches and measured answers
+  // always go to `send`.
+  std::function<void(const Id& id, json&& result)> send_result;
   std::function<void(const Diagnostic&)> diagnostic;  // optional
   // Which messages it takes (Role).
   Role role = Role::Peer;

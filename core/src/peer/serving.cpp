@@ -91,6 +91,7 @@ void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
     return drop(std::move(unsent));  // §4.1: a notification is never answered
   }
   --answering;
+  if (answer_result(s.batch, s.id, r, s.started_us)) return;
   Response resp{std::move(s.id), {}};
   if (r.ok()) resp.outcome = std::move(r.value());
   else resp.outcome = r.error();
@@ -282,7 +283,10 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
       return out.ok() ? Response{answer ? *id : Id(), std::move(out.value())}
                       : Response{answer ? *id : Id(), out.error()};
     };
-    if (answer) return s.answer_made(batch, index, make, started_us);
+    if (answer) {
+      if (s.answer_result(batch, *id, out, started_us)) return;
+      return s.answer_made(batch, index, make, started_us);
+    }
     if (!out.ok()) fail(out.error());
     s.drop(make());  // §4.1: a notification is never answered
   };

@@ -179,6 +179,13 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // outgoing vector or the batch's slot) instead of moved there.
   template <class Make>
   void answer_made(std::uint64_t batch, std::size_t index, Make&& make, std::int64_t started_us);
+  // Answers request `id` with `r` through PeerOptions::send_result when it
+  // may (a result, not in a batch, not measured); false: answer it otherwise.
+  bool answer_result(std::uint64_t batch, const Id& id, Result<json>& r, std::int64_t started_us) {
+    if (batch != 0 || started_us >= 0 || !r.ok() || !opts.send_result) return false;
+    opts.send_result(id, std::move(r.value()));
+    return true;
+  }
   // clock_us() when answers are measured (PeerState::measure), else -1.
   std::int64_t start_clock() const { return measure ? opts.clock_us() : -1; }
   // One answer of `batch` is in (or the dispatch guard is released); the
