@@ -20,7 +20,7 @@ import { requestWithRetry } from './retry.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
 import { isTuple, plainOf } from './tuples.js';
-import { describe, describeId, describeTuple, message, params } from './wire.js';
+import { describe, describeId, describeTuple, message, params, result } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
@@ -178,6 +178,18 @@ export class Endpoint {
     } catch (e) {
       // The core decides what follows (Peer::undelivered) and reports it.
       for (const m of batch ? o : [o]) this._noteSendError(plainOf(m), e);
+      return put(String(e?.message ?? e));
+    }
+  }
+
+  // The one result record at `recs` (PeerOptions::send_result): what
+  // _send does for it, with nothing to look for but the result.
+  _sendResult(recs, text) {
+    const o = result(this.out, recs >> 3, text, this.transport.tuples === true);
+    try {
+      this.transport.send(o, false, undefined);
+      return -1;
+    } catch (e) {
       return put(String(e?.message ?? e));
     }
   }

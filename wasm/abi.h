@@ -84,7 +84,7 @@
 // ID_STRING / ID_LEXEME → ID_A pointer, ID_B byte length. STR_P/STR_N: the
 // method (requests, notifications) or the error message. CODE: the error
 // code. PAY: PAY_NONE, a payload handle, or PAY_TEXT with the value as JSON
-// text at TEXT_P (offset from the text pointer js_send passes), TEXT_N bytes:
+// text at TEXT_P (offset from the text pointer js_send/js_result pass), TEXT_N bytes:
 // values the core made itself (e.g. $/cancelRequest's params). VALUE: for
 // params the core made around a payload ($/weft/chunk, $/progress), that
 // payload's handle, to be set as params.value (the text leaves it out);

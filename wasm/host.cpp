@@ -17,6 +17,7 @@
 // (the loader installs Module.weft before any export runs: js/hooks.js)
 EM_JS(int, js_send, (int h, const double* recs, int count, int batch, const char* text),
       { return Module.weft.send(h, recs, count, batch, text); });
+EM_JS(int, js_result, (int h, const double* rec, const char* text), { return Module.weft.result(h, rec, text); });
 EM_JS(void, js_discard, (int h, const double* recs, int count), { Module.weft.discard(h, recs, count); });
 EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
       { Module.weft.settle(h, token, slot, p, n); });
@@ -47,6 +48,14 @@ std::string g_text;
 
 void dump_to(const json& v, std::string& out) {
   out = v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// What a send hook returned: -1 sent, else the byte length of the
+// transport's error message in the input buffer (then copied to `why`).
+bool sent(int n, std::string& why) {
+  if (n < 0) return true;
+  why.assign(g_in.data(), static_cast<std::size_t>(n));
+  return false;
 }
 
 }  // namespace
@@ -123,10 +132,7 @@ double* descriptors(std::size_t n) {
 
 bool js_send_records(int h, Outgoing& o, std::string& why) {
   write_records(o, g_rec, g_text);
-  const int n = js_send(h, g_rec.data(), static_cast<int>(o.messages.size()), o.batch ? 1 : 0, g_text.data());
-  if (n < 0) return true;
-  why.assign(g_in.data(), static_cast<std::size_t>(n));
-  return false;
+  return sent(js_send(h, g_rec.data(), static_cast<int>(o.messages.size()), o.batch ? 1 : 0, g_text.data()), why);
 }
 
 void js_discard_records(int h, Outgoing& o) {
@@ -155,9 +161,18 @@ int create_host(PeerOptions o) {
   x->handle = h;
   o.send = [h](Outgoing&& m) {
     std::string why;
-    const bool sent = js_send_records(h, m, why);
-    if (!sent)
+    if (!js_send_records(h, m, why))
       if (Host* x = host(h)) x->peer->undelivered(m, Error(code::kClosed, why));
+  };
+  // One result, one record: no Outgoing made for it. A failed send is
+  // reported as `send` reports one (the core answers -32603 instead).
+  o.send_result = [h](const Id& id, json&& v) {
+    std::string why;
+    write_result(id, v, g_rec, g_text);
+    if (sent(js_result(h, g_rec.data(), g_text.data()), why)) return;
+    Outgoing m;
+    m.messages.emplace_back(Response{id, json()});
+    if (Host* x = host(h)) x->peer->undelivered(m, Error(code::kClosed, why));
   };
   o.discard = [h](Outgoing&& m) {
     js_discard_records(h, m);

@@ -8,7 +8,8 @@
 //  * outbound (a value JS hands to the core: call params, a handler's result
 //    or error data) = generation << INDEX_BITS | index into js/payloads.js's
 //    table. JS gives up the value when it hands the handle over; the handle
-//    comes back exactly once, in an outgoing record — sent (js_send) or
+//    comes back exactly once, in an outgoing record — sent (js_send,
+//    js_result: one result without metrics, PeerOptions::send_result) or
 //    dropped (js_discard: PeerOptions::discard, or a call that failed) — and
 //    js/payloads.js frees it there and nowhere else. A handle whose
 //    generation does not match is refused, never resolved to another value.

@@ -112,7 +112,23 @@ void metric(json::object_t& o, const char* name, double v) {
   else o.emplace(name, v);
 }
 
+// A result's record, but for its metrics.
+void record_result(double* r, const Id& id, json& v, std::string& text) {
+  r[R_KIND] = MSG_RESULT;
+  record_id(r, id);
+  record_payload(r, &v, text);
+}
+
 }  // namespace
+
+void write_result(const Id& id, json& v, std::vector<double>& recs, std::string& text) {
+  if (recs.size() < R_SIZE) recs.resize(R_SIZE);
+  text.clear();
+  double* r = recs.data();
+  r[R_VALUE] = kPAY_NONE;
+  r[R_METRICS] = METRICS_NONE;
+  record_result(r, id, v, text);
+}
 
 void write_records(Outgoing& o, std::vector<double>& recs, std::string& text) {
   const std::size_t n = o.messages.size();
@@ -133,16 +149,15 @@ void write_records(Outgoing& o, std::vector<double>& recs, std::string& text) {
       record_params(r, t->params, text);
     } else {
       auto& resp = std::get<Response>(m);
-      record_id(r, resp.id);
       if (resp.metrics) r[R_METRICS] = static_cast<double>(resp.metrics->processing_time_us);
       if (auto* e = std::get_if<Error>(&resp.outcome)) {
         r[R_KIND] = MSG_ERROR;
+        record_id(r, resp.id);
         r[R_CODE] = e->code;
         record_string(r, e->message);
         record_payload(r, e->data ? &*e->data : nullptr, text);
       } else {
-        r[R_KIND] = MSG_RESULT;
-        record_payload(r, &std::get<json>(resp.outcome), text);
+        record_result(r, resp.id, std::get<json>(resp.outcome), text);
       }
     }
     r += R_SIZE;

@@ -15,6 +15,9 @@ namespace weft::wasm {
 // recorded (the record holds its handle): `o` keeps its ids, methods and
 // error messages, not its payloads.
 void write_records(Outgoing& o, std::vector<double>& recs, std::string& text);
+// The same for one result (PeerOptions::send_result): one record, as
+// write_records() writes Response{id, v} without metrics.
+void write_result(const Id& id, json& v, std::vector<double>& recs, std::string& text);
 
 // Incoming: the message described by descriptor record `d` (abi D_*
 // layout), with its strings in `in`, judged by judge() (message.h) as
