@@ -3,6 +3,7 @@
 // instead of text on the way out, payload markers, and transport.onSendError.
 import { test } from 'node:test';
 import { plain } from '../support/wire.mjs';
+import { until } from '../support/until.mjs';
 import assert from 'node:assert/strict';
 import { Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready } from '../../js/index.js';
 
@@ -139,6 +140,32 @@ test('transport.onSendError: a request that could not be posted rejects with the
     t.failed(t.sent[0], boom);
     assert.equal(client.stats().calls, 0);
   } finally { client.destroy(); }
+});
+
+test('transport.send throwing on a result: the request is answered -32603 instead', T, async () => {
+  await ready;
+  const t = failingTransport();
+  t.send = (m) => {
+    if (m.result === 'unsendable') throw new Error('cannot post');
+    t.sent.push(m);
+  };
+  const diags = [];
+  const server = new JSONRPCServer(t, { onDiagnostic: (k) => diags.push(k) });
+  try {
+    server.method('give', (p) => p[0]);
+    server.method('later', async (p) => p[0]);
+    t.handler({ jsonrpc: '2.0', method: 'give', params: ['unsendable'], id: 1 });
+    t.handler({ jsonrpc: '2.0', method: 'give', params: ['fine'], id: 2 });
+    t.handler({ jsonrpc: '2.0', method: 'later', params: ['unsendable'], id: 3 });
+    await until(() => t.sent.length === 3, 'three answers');
+    assert.deepEqual(t.sent, [
+      { jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: cannot post' }, id: 1 },
+      { jsonrpc: '2.0', result: 'fine', id: 2 },
+      { jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: cannot post' }, id: 3 },
+    ]);
+    assert.equal(diags.filter((k) => k === 'SendFailed').length, 2);
+    assert.equal(server.stats().payloads, 0);
+  } finally { server.destroy(); }
 });
 
 test('transport.onSendError: a result that could not be posted is replaced by -32603', T, async () => {
