@@ -11,40 +11,33 @@
 #include <utility>
 #include <vector>
 
+#include "peer_loop.h"
 #include "weft/weft.h"
 
 using namespace weft;
 
 namespace {
 
-// A Peer whose two send hooks each write JSON text to their own list.
-struct Split {
-  std::vector<std::string> sent;     // through send
-  std::vector<std::string> results;  // through send_result
-  std::vector<Diagnostic::Kind> diags;
+// A Peer whose two send hooks each write JSON text to their own list:
+// `sent` (the Loop's) through send, `results` through send_result.
+struct Split : test::Loop {
+  std::vector<std::string> results;
   bool fail_results = false;  // send_result's transport "throws"
   std::optional<Reply> held;
-  std::unique_ptr<Peer> peer;
 
-  explicit Split(bool with_result = true, const std::function<void(PeerOptions&)>& set = {}) {
-    PeerOptions o;
-    o.send = [this](Outgoing&& m) {
-      std::string s;
-      write_json(m, s);
-      sent.push_back(std::move(s));
-    };
-    if (with_result)
-      o.send_result = [this](const Id& id, json&& v) {
-        Outgoing m;
-        m.messages.emplace_back(Response{id, std::move(v)});
-        if (fail_results) return peer->undelivered(m, Error(code::kClosed, "port closed"));
-        std::string s;
-        write_json(m, s);
-        results.push_back(std::move(s));
-      };
-    o.diagnostic = [this](const Diagnostic& d) { diags.push_back(d.kind); };
-    if (set) set(o);
-    peer = std::make_unique<Peer>(std::move(o));
+  explicit Split(bool with_result = true, const std::function<void(PeerOptions&)>& set = {})
+      : Loop([this, with_result, &set](PeerOptions& o) {
+          if (with_result)
+            o.send_result = [this](const Id& id, json&& v) {
+              Outgoing m;
+              m.messages.emplace_back(Response{id, std::move(v)});
+              if (fail_results) return peer->undelivered(m, Error(code::kClosed, "port closed"));
+              std::string s;
+              write_json(m, s);
+              results.push_back(std::move(s));
+            };
+          if (set) set(o);
+        }) {
     peer->method("sum", SyncHandler([](const json& p) -> Result<json> { return json(p[0].get<int>() + p[1].get<int>()); }));
     peer->method("fail", SyncHandler([](const json&) -> Result<json> { return Error(7, "seven", json::array({7})); }));
     peer->method("later", [this](json, Reply r, const CallInfo&) { held = std::move(r); });
@@ -52,11 +45,6 @@ struct Split {
                  DeferrableHandler([](json& p, Deferral&, const CallInfo&) -> std::optional<Result<json>> {
                    return Result<json>(std::move(p));
                  }));
-  }
-  void in(const std::string& text) {
-    Document d;
-    d.value = json::parse(text);
-    peer->receive(std::move(d));
   }
 };
 
