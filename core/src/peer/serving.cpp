@@ -229,93 +229,133 @@ WEFT_COLD void unhandled(PeerState& s, const std::string& method) {
   s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
 }
 
+// One call on its way to its handler, and where its answer goes.
+struct Call {
+  PeerState& s;
+  const std::string& method;
+  const Id* id;  // nullptr: a notification (§4.1: never answered)
+  std::uint64_t batch;
+  std::size_t index;
+  std::int64_t started_us;
+  void fail(Error e) const { refuse(s, method, id, batch, index, started_us, std::move(e)); }
+};
+
+// The registration of `method`: the one the last dispatch found (calls tend
+// to repeat a method), else looked up.
+PeerState::Methods::value_type* look_up(PeerState& s, const std::string& method) {
+  auto it = s.methods.find(method);
+  if (it == s.methods.end()) return nullptr;
+  s.last_method = &*it;
+  return s.last_method;
+}
+PeerState::Methods::value_type* find_method(PeerState& s, const std::string& method) {
+  PeerState::Methods::value_type* m = s.last_method;
+  return m && m->first == method ? m : look_up(s, method);
+}
+
+// What check_params makes of `params` for a method with a ParamSpec, in
+// `into`; false when the call was refused instead.
+bool check(const Call& c, const ParamSpec& spec, std::optional<json>& params, std::optional<json>& into) {
+  if (params && c.s.opts.inspect) c.s.opts.inspect(*params, nullptr);
+  auto checked = detail::check_params(spec, params);
+  if (!checked) {
+    c.fail(checked.error());
+    return false;
+  }
+  into.emplace(std::move(checked.value()));
+  return true;
+}
+
+// An answer a handler gave at once that send_result did not take: sent, or
+// for a notification dropped, a failure reported.
+void answer_otherwise(const Call& c, Result<json>& out) {
+  auto make = [&] {
+    return out.ok() ? Response{c.id ? *c.id : Id(), std::move(out.value())}
+                    : Response{c.id ? *c.id : Id(), out.error()};
+  };
+  if (c.id) return c.s.answer_made(c.batch, c.index, make, c.started_us);
+  if (!out.ok()) c.fail(out.error());
+  c.s.drop(make());  // §4.1: a notification is never answered
+}
+// An answer a handler gave at once (sync, or deferrable without taking its
+// Reply).
+void answer_now(const Call& c, Result<json>& out) {
+  if (c.id && c.s.answer_result(c.batch, *c.id, out, c.started_us)) return;
+  answer_otherwise(c, out);
+}
+
+// The four kinds of handler (Registered), each called its own way.
+void notify(const Call& c, const Registered& r, json& p) {
+  WEFT_GUARDED(r.notify(p), c.fail)
+  object_pool().recycle(p);  // its map and nodes serve the next message
+}
+
+void run_sync(const Call& c, const Registered& r, json& p) {
+  std::optional<Result<json>> out = answer_of([&] { return std::optional<Result<json>>(r.sync(p)); });
+  object_pool().recycle(p);  // its map and nodes serve the next message
+  answer_now(c, *out);
+}
+
+void run_deferrable(const Call& c, const Registered& r, json& p, std::unique_ptr<StreamOut> out) {
+  // Answered now unless the handler takes its Reply (DeferrableHandler).
+  const CallInfo info{c.method, c.id};
+  Later later(c.s, c.id, c.batch, c.index, std::move(out), c.started_us);
+  std::optional<Result<json>> now = answer_of([&] { return r.deferrable(p, later, info); });
+  object_pool().recycle(p);  // its map and nodes serve the next message
+  if (later.taken()) {
+    // The Reply answers; a value returned anyway is never sent.
+    if (now && now->ok()) c.s.drop(Response{Id(), std::move(now->value())});
+    return;
+  }
+  if (!now) now.emplace(Error(code::kInternalError, "Internal error: request dropped without a reply"));
+  answer_now(c, *now);
+}
+
+void run_async(const Call& c, const Registered& r, json& p, std::unique_ptr<StreamOut> out) {
+  const std::uint64_t slot = c.s.serve(c.id, c.batch, c.index, std::move(out), c.started_us);
+  const CallInfo info{c.method, c.id};
+  Reply reply = c.s.make_reply(slot);
+  // If the handler throws, its Reply is destroyed while unwinding and answers
+  // -32603 itself; nothing more to do here.
+  auto ignore = [](Error) {};
+  WEFT_GUARDED(r.async(std::move(p), std::move(reply), info), ignore)
+}
+
 }  // namespace
 
 // Dispatches one valid request or notification. `batch`/`index` place its
-// answer; `reply` is false for notifications (§4.1: never answered).
+// answer; `id` is null for notifications (§4.1: never answered).
 void dispatch(PeerState& s, std::string& method, std::optional<json>& params, const Id* id,
               std::uint64_t batch, std::size_t index) {
   const bool answer = id != nullptr;
-  const std::int64_t started_us = answer ? s.start_clock() : -1;
+  const Call c{s, method, id, batch, index, answer ? s.start_clock() : -1};
   std::unique_ptr<StreamOut> out;
   if (answer && !s.openings.empty()) out = take_opening(s, *id);
-  auto fail = [&](Error e) { refuse(s, method, id, batch, index, started_us, std::move(e)); };
 
   // Rate limit and drain come first: a flood of unknown methods is a flood.
   if (answer)
-    if (auto refused = s.refuse_request()) return fail(std::move(*refused));
-  PeerState::Methods::value_type* m = s.last_method;
-  if (!m || m->first != method) {
-    auto it = s.methods.find(method);
-    m = it == s.methods.end() ? nullptr : &*it;
-    if (m) s.last_method = m;
-  }
+    if (auto refused = s.refuse_request()) return c.fail(std::move(*refused));
+  PeerState::Methods::value_type* m = find_method(s, method);
   if (!m || (answer && m->second.notification)) {
     if (!answer) return unhandled(s, method);
-    return fail(not_found(method));
+    return c.fail(not_found(method));
   }
-  if (answer && s.answering >= s.opts.limits.max_in_flight) return fail(overloaded(s.opts.limits.max_in_flight));
+  if (answer && s.answering >= s.opts.limits.max_in_flight) return c.fail(overloaded(s.opts.limits.max_in_flight));
   const detail::Registered& r = m->second;
 
   // The handler gets the params where they are: the message's own member
   // (absent: made null there), or what check_params made of them.
   std::optional<json> checked_p;
-  if (r.spec) {
-    if (params && s.opts.inspect) s.opts.inspect(*params, nullptr);
-    auto checked = detail::check_params(*r.spec, params);
-    if (!checked) return fail(checked.error());
-    checked_p.emplace(std::move(checked.value()));
-  }
+  if (r.spec && !check(c, *r.spec, params, checked_p)) return;
   json& p = checked_p ? *checked_p : params ? *params : params.emplace();
 
   // The handler is called in place: one that re-registers or removes its
   // own method meanwhile leaves the old registration in PeerState::retired.
   const PeerState::Running running(s);
-  if (r.notification) {
-    WEFT_GUARDED(r.notify(p), fail)
-    object_pool().recycle(p);  // its map and nodes serve the next message
-    return;
-  }
-  // An answer a handler gave at once (sync, or deferrable without taking
-  // its Reply): sent, or for a notification dropped, a failure reported.
-  auto answer_now = [&](Result<json>& out) {
-    auto make = [&] {
-      return out.ok() ? Response{answer ? *id : Id(), std::move(out.value())}
-                      : Response{answer ? *id : Id(), out.error()};
-    };
-    if (answer) {
-      if (s.answer_result(batch, *id, out, started_us)) return;
-      return s.answer_made(batch, index, make, started_us);
-    }
-    if (!out.ok()) fail(out.error());
-    s.drop(make());  // §4.1: a notification is never answered
-  };
-  if (r.sync) {
-    std::optional<Result<json>> out = answer_of([&] { return std::optional<Result<json>>(r.sync(p)); });
-    object_pool().recycle(p);  // its map and nodes serve the next message
-    return answer_now(*out);
-  }
-  if (r.deferrable) {
-    // Answered now unless the handler takes its Reply (DeferrableHandler).
-    const CallInfo info{method, id};
-    Later later(s, id, batch, index, std::move(out), started_us);
-    std::optional<Result<json>> now = answer_of([&] { return r.deferrable(p, later, info); });
-    object_pool().recycle(p);  // its map and nodes serve the next message
-    if (later.taken()) {
-      // The Reply answers; a value returned anyway is never sent.
-      if (now && now->ok()) s.drop(Response{Id(), std::move(now->value())});
-      return;
-    }
-    if (!now) now.emplace(Error(code::kInternalError, "Internal error: request dropped without a reply"));
-    return answer_now(*now);
-  }
-  const std::uint64_t slot = s.serve(id, batch, index, std::move(out), started_us);
-  const CallInfo info{method, id};
-  Reply reply = s.make_reply(slot);
-  // If the handler throws, its Reply is destroyed while unwinding and answers
-  // -32603 itself; nothing more to do here.
-  auto ignore = [](Error) {};
-  WEFT_GUARDED(r.async(std::move(p), std::move(reply), info), ignore)
+  if (r.notification) return notify(c, r, p);
+  if (r.sync) return run_sync(c, r, p);
+  if (r.deferrable) return run_deferrable(c, r, p, std::move(out));
+  run_async(c, r, p, std::move(out));
 }
 
 }  // namespace detail
