@@ -331,6 +331,12 @@ struct PeerOptions {
   // for `send` (Peer::undelivered). Errors, batches and measured answers
   // always go to `send`.
   std::function<void(const Id& id, json&& result)> send_result;
+  // Optional, the same for the request of a single call (Peer::call,
+  // Peer::stream; not a batch's): what `send` would get as an Outgoing
+  // holding one Request{id, method, params}. The host may take `params`.
+  // A request its transport could not send is reported as for `send`
+  // (Peer::undelivered); notifications and batches always go to `send`.
+  std::function<void(const Id& id, const std::string& method, std::optional<json>& params)> send_request;
   std::function<void(const Diagnostic&)> diagnostic;  // optional
   // Which messages it takes (Role).
   Role role = Role::Peer;
