@@ -20,7 +20,7 @@ import { requestWithRetry } from './retry.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
 import { isTuple, plainOf } from './tuples.js';
-import { describe, describeId, describeTuple, message, params, result } from './wire.js';
+import { describe, describeId, describeTuple, message, params, request, result } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
@@ -147,16 +147,13 @@ export class Endpoint {
   }
 
   // -- outgoing -----------------------------------------------------------------
-  // `count` records at `recs` from the core. Returns -1, or the byte length
-  // of the transport's error message in the input buffer.
+  // `count` records at `recs` from the core: every message but a single
+  // call's request and a plain result (_sendRequest, _sendResult). Returns
+  // -1, or the byte length of the transport's error message in the input
+  // buffer.
   _send(recs, count, batch, text) {
     const r = recs >> 3;
     const tuples = this.transport.tuples === true;
-    const request = !batch && M.HEAPF64[r + A.R_KIND] === A.MSG_REQUEST;
-    // The request of the call weft_call is making: its id is known from
-    // here, before weft_call returns it, so that a send error finds the call.
-    const c = this.calling;
-    if (request && c !== null && c.id === 0 && M.HEAPF64[r + A.R_ID_KIND] === A.ID_INT) c.id = M.HEAPF64[r + A.R_ID_A];
     let o;
     if (batch) {
       o = new Array(count);
@@ -170,14 +167,37 @@ export class Endpoint {
     const buf = pv !== null && typeof pv === 'object' ? this.transfers.get(pv) : undefined;
     if (buf) this.transfers.delete(pv);
     try {
-      // A request while no other call is pending (calls made one after
-      // another): nothing else will follow it this turn, so a packing
-      // transport need not hold it for the flush (js/pack.js).
-      this.transport.send(o, this.live <= 1 && request, buf ? [buf] : undefined);
+      this.transport.send(o, false, buf ? [buf] : undefined);
       return -1;
     } catch (e) {
       // The core decides what follows (Peer::undelivered) and reports it.
       for (const m of batch ? o : [o]) this._noteSendError(plainOf(m), e);
+      return put(String(e?.message ?? e));
+    }
+  }
+
+  // The request of the call weft_call is making is record `r`: its id is
+  // known from here, before weft_call returns it, so that a send error
+  // finds the call.
+  _calling(r) {
+    const c = this.calling;
+    if (c !== null && c.id === 0 && M.HEAPF64[r + A.R_ID_KIND] === A.ID_INT) c.id = M.HEAPF64[r + A.R_ID_A];
+  }
+
+  // The one request record at `recs` (PeerOptions::send_request): what
+  // _send does for it, with nothing to look for but the request.
+  _sendRequest(recs, text) {
+    const r = recs >> 3;
+    this._calling(r);
+    const o = request(this.out, r, text, this.transport.tuples === true);
+    try {
+      // A request while no other call is pending (calls made one after
+      // another): nothing else will follow it this turn, so a packing
+      // transport need not hold it for the flush (js/pack.js).
+      this.transport.send(o, this.live <= 1, undefined);
+      return -1;
+    } catch (e) {
+      this._noteSendError(plainOf(o), e);
       return put(String(e?.message ?? e));
     }
   }

@@ -24,6 +24,10 @@ const hooks = {
     const ep = hosts[h];
     return ep ? ep._sendResult(rec, text) : -1;
   },
+  request(h, rec, text) {
+    const ep = hosts[h];
+    return ep ? ep._sendRequest(rec, text) : -1;
+  },
   discard(h, recs, count) {
     const ep = hosts[h];
     if (ep) for (let i = 0; i < count; i++) message(ep.out, (recs >> 3) + i * A.R_SIZE, 0);

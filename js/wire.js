@@ -228,15 +228,13 @@ export function message(out, r, text, tuples = false) {
     return us === METRICS_NONE ? o : withMetrics(o, us);
   }
   if (kind === MSG_REQUEST || kind === MSG_NOTIFICATION) {
-    const m = { jsonrpc: '2.0', method: str(F[r + R_STR_P], F[r + R_STR_N]) };
-    if (pay !== PAY_NONE) m.params = v;
+    const m = callObject(F, r, kind, pay, v);
     // Params the core built around a payload ($/weft/chunk, $/progress).
     const pv = F[r + R_VALUE];
     if (pv !== PAY_NONE) {
       const x = pv >= PAY_INBOUND_BASE ? inboundValue(pv) : out.release(pv);
       if (m.params !== null && typeof m.params === 'object') m.params.value = x;
     }
-    if (kind === MSG_REQUEST) m.id = recId(F, r);
     return m;
   }
   const code = F[r + R_CODE], msg = str(F[r + R_STR_P], F[r + R_STR_N]);
@@ -256,6 +254,31 @@ export function result(out, r, text, tuples) {
   return tuples ? [T_RESULT, recId(F, r), v === undefined ? null : v] : resultObject(recId(F, r), v);
 }
 
+/**
+ * The message of a request record (PeerOptions::send_request: a single
+ * call's request), as message() makes it.
+ */
+export function request(out, r, text, tuples) {
+  const F = M.HEAPF64;
+  const pay = F[r + R_PAY];
+  const v = payload(out, F, r, pay, text);
+  return tuples ? requestTuple(F, r, pay, v) : callObject(F, r, MSG_REQUEST, pay, v);
+}
+
+// A request's or notification's record as an object; `v` the params' value
+// (none when `pay` is PAY_NONE).
+function callObject(F, r, kind, pay, v) {
+  const m = { jsonrpc: '2.0', method: str(F[r + R_STR_P], F[r + R_STR_N]) };
+  if (pay !== PAY_NONE) m.params = v;
+  if (kind === MSG_REQUEST) m.id = recId(F, r);
+  return m;
+}
+
+function requestTuple(F, r, pay, v) {
+  const method = str(F[r + R_STR_P], F[r + R_STR_N]);
+  return pay === PAY_NONE ? [T_REQUEST, recId(F, r), method] : [T_REQUEST, recId(F, r), method, v];
+}
+
 function resultObject(id, v) { return { jsonrpc: '2.0', result: v === undefined ? null : v, id }; }
 
 // The value of record `r`'s payload `pay`, its outbound handle released.
@@ -270,10 +293,7 @@ function payload(out, F, r, pay, text) {
 function tuple(F, r, kind, pay, v) {
   switch (kind) {
     case MSG_RESULT: return [T_RESULT, recId(F, r), v === undefined ? null : v];
-    case MSG_REQUEST: {
-      const method = str(F[r + R_STR_P], F[r + R_STR_N]);
-      return pay === PAY_NONE ? [T_REQUEST, recId(F, r), method] : [T_REQUEST, recId(F, r), method, v];
-    }
+    case MSG_REQUEST: return requestTuple(F, r, pay, v);
     case MSG_NOTIFICATION: {
       const method = str(F[r + R_STR_P], F[r + R_STR_N]);
       return pay === PAY_NONE ? [T_NOTIFICATION, method] : [T_NOTIFICATION, method, v];

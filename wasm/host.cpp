@@ -14,10 +14,11 @@
 #include "records.h"
 
 // clang-format off
-// (the loader installs Module.weft before any export runs: js/hooks.js)
+// (Module.weft is js/module.js's hooks, installed before any export runs)
 EM_JS(int, js_send, (int h, const double* recs, int count, int batch, const char* text),
       { return Module.weft.send(h, recs, count, batch, text); });
 EM_JS(int, js_result, (int h, const double* rec, const char* text), { return Module.weft.result(h, rec, text); });
+EM_JS(int, js_request, (int h, const double* rec, const char* text), { return Module.weft.request(h, rec, text); });
 EM_JS(void, js_discard, (int h, const double* recs, int count), { Module.weft.discard(h, recs, count); });
 EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
       { Module.weft.settle(h, token, slot, p, n); });
@@ -56,6 +57,14 @@ bool sent(int n, std::string& why) {
   if (n < 0) return true;
   why.assign(g_in.data(), static_cast<std::size_t>(n));
   return false;
+}
+
+// Message `m` of host `h`, which its transport could not send (`why`), for
+// the core to answer as it answers any undelivered message.
+void undelivered(int h, Message&& m, const std::string& why) {
+  Outgoing o;
+  o.messages.emplace_back(std::move(m));
+  if (Host* x = host(h)) x->peer->undelivered(o, Error(code::kClosed, why));
 }
 
 }  // namespace
@@ -169,10 +178,13 @@ int create_host(PeerOptions o) {
   o.send_result = [h](const Id& id, json&& v) {
     std::string why;
     write_result(id, v, g_rec, g_text);
-    if (sent(js_result(h, g_rec.data(), g_text.data()), why)) return;
-    Outgoing m;
-    m.messages.emplace_back(Response{id, json()});
-    if (Host* x = host(h)) x->peer->undelivered(m, Error(code::kClosed, why));
+    if (!sent(js_result(h, g_rec.data(), g_text.data()), why)) undelivered(h, Response{id, json()}, why);
+  };
+  // One request, one record, the same way (its params' handle is taken).
+  o.send_request = [h](const Id& id, const std::string& method, std::optional<json>& params) {
+    std::string why;
+    write_request(id, method, params, g_rec, g_text);
+    if (!sent(js_request(h, g_rec.data(), g_text.data()), why)) undelivered(h, Request{id, method, std::nullopt}, why);
   };
   o.discard = [h](Outgoing&& m) {
     js_discard_records(h, m);

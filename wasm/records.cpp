@@ -119,15 +119,34 @@ void record_result(double* r, const Id& id, json& v, std::string& text) {
   record_payload(r, &v, text);
 }
 
-}  // namespace
+// A request's record, but for its metrics.
+void record_request(double* r, const Id& id, const std::string& method, std::optional<json>& params,
+                    std::string& text) {
+  r[R_KIND] = MSG_REQUEST;
+  record_id(r, id);
+  record_string(r, method);
+  record_payload(r, params ? &*params : nullptr, text);
+}
 
-void write_result(const Id& id, json& v, std::vector<double>& recs, std::string& text) {
+// The first record of `recs`, cleared of what only some messages carry.
+double* single(std::vector<double>& recs, std::string& text) {
   if (recs.size() < R_SIZE) recs.resize(R_SIZE);
   text.clear();
   double* r = recs.data();
   r[R_VALUE] = kPAY_NONE;
   r[R_METRICS] = METRICS_NONE;
-  record_result(r, id, v, text);
+  return r;
+}
+
+}  // namespace
+
+void write_request(const Id& id, const std::string& method, std::optional<json>& params,
+                   std::vector<double>& recs, std::string& text) {
+  record_request(single(recs, text), id, method, params, text);
+}
+
+void write_result(const Id& id, json& v, std::vector<double>& recs, std::string& text) {
+  record_result(single(recs, text), id, v, text);
 }
 
 void write_records(Outgoing& o, std::vector<double>& recs, std::string& text) {
@@ -139,10 +158,7 @@ void write_records(Outgoing& o, std::vector<double>& recs, std::string& text) {
     r[R_VALUE] = kPAY_NONE;
     r[R_METRICS] = METRICS_NONE;
     if (auto* q = std::get_if<Request>(&m)) {
-      r[R_KIND] = MSG_REQUEST;
-      record_id(r, q->id);
-      record_string(r, q->method);
-      record_payload(r, q->params ? &*q->params : nullptr, text);
+      record_request(r, q->id, q->method, q->params, text);
     } else if (auto* t = std::get_if<Notification>(&m)) {
       r[R_KIND] = MSG_NOTIFICATION;
       record_string(r, t->method);
