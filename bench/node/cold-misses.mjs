@@ -13,7 +13,10 @@
 // does not move it, and a rerun repeats it. The code between requests
 // misses about the same for every server; what differs is the server's.
 //   node bench/node/cold-misses.mjs [weft,json-rpc-2.0] [--cold 6] [--top 25]
-// Needs valgrind; about 10 minutes per server (its two runs in parallel).
+//        [--side server|client] [--shape object|tuple]
+// (--side and --shape as server-cost.mjs takes them: with --side client,
+// the misses of one call of a client instead.)
+// Needs valgrind; about 10 minutes per contender (its two runs in parallel).
 // bench/README.md, "Where a cold message's time goes".
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -28,6 +31,8 @@ const opt = (name, dflt) => {
 };
 const cold = opt('--cold', '6');
 const top = Number(opt('--top', '25'));
+const side = opt('--side', 'server');
+const shape = opt('--shape', 'object');
 const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
 const serverCost = fileURLToPath(new URL('./server-cost.mjs', import.meta.url));
 // server-instructions.sh's flags (TurboFan from the start, one thread,
@@ -40,7 +45,8 @@ const COLD_REQUESTS = 2 * (RUNS[1] - RUNS[0]);
 function run(lib, n) {
   const dir = mkdtempSync(join(tmpdir(), 'weft-cold-misses-'));
   const argv = ['--tool=callgrind', '--cache-sim=yes', '--I1=32768,8,64', '--D1=32768,8,64', '--dump-instr=yes',
-    '--callgrind-out-file=cg.out', process.execPath, ...V8, serverCost, lib, '--runs', '1', '--n', String(n), '--cold', cold];
+    '--callgrind-out-file=cg.out', process.execPath, ...V8, serverCost, lib, '--runs', '1', '--n', String(n), '--cold', cold,
+    '--side', side, '--shape', shape];
   return new Promise((resolve, reject) => {
     const p = spawn('valgrind', argv, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
@@ -167,7 +173,7 @@ for (const lib of libs) {
     g.miss += r.miss; g.ir += r.ir;
     groups.set(r.group, g);
   }
-  console.log(`${lib}: L1i misses (32 KiB, 8-way) per request after ${cold} evicting functions (instructions: that request and one without)`);
+  console.log(`${lib} (${side}, ${shape}): L1i misses (32 KiB, 8-way) per request after ${cold} evicting functions (instructions: that request and one without)`);
   let rest = 0;
   for (const [g, v] of [...groups].sort((x, y) => y[1].miss - x[1].miss)) {
     if (v.miss === 0 && v.ir === 0) continue;

@@ -19,8 +19,14 @@
 // requests without the code in between (bench/README.md, "Where a cold
 // message's time goes").
 // (bench/node/server-instructions.sh counts the same requests' instructions.)
+// --side client: the other end instead. A client's call add({a:1,b:2}),
+// answered from a microtask by a stand-in server on its port (plain
+// objects; with --shape tuple, weft's tuples after that server's
+// announcement, as between two weft endpoints with default options), timed
+// one at a time until its promise resolves: the client's share of a round
+// trip. Clients: weft, json-rpc-2.0.
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) for weft.
-import { serve } from './contenders.mjs';
+import { connect, serve } from './contenders.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -28,12 +34,14 @@ const opt = (name, dflt) => {
   return i < 0 ? dflt : args.splice(i, 2)[1];
 };
 const shape = opt('--shape', 'object');
+const side = opt('--side', 'server');
 const runs = Number(opt('--runs', '5'));
 const cold = Number(opt('--cold', '0'));
 const N = Number(opt('--n', cold ? '4000' : '200000'));
 const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
-const SERVERS = ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)', 'wasm floor'];
-for (const lib of libs) if (!SERVERS.includes(lib)) throw new Error(`${lib}: one of ${SERVERS.join(', ')}`);
+const SIDES = { server: ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)', 'wasm floor'], client: ['weft', 'json-rpc-2.0'] };
+if (!SIDES[side]) throw new Error(`--side ${side}: server or client`);
+for (const lib of libs) if (!SIDES[side].includes(lib)) throw new Error(`${lib}: one of ${SIDES[side].join(', ')}`);
 if (shape !== 'object' && shape !== 'tuple') throw new Error(`--shape ${shape}: object or tuple`);
 
 const request = shape === 'tuple'
@@ -56,7 +64,84 @@ function evict() {
   return s;
 }
 
+// Each run: the requests of `runAlone` without, then with, the code in
+// between; the first of each untimed (the evicting functions and the code
+// measured reach their tiers before anything is timed).
+async function coldRuns(runAlone) {
+  const us = [], hot = [];
+  await runAlone(N, null);
+  await runAlone(N, evict);
+  for (let r = 0; r < runs; r++) {
+    hot.push(await runAlone(N, null));
+    us.push(await runAlone(N, evict));
+  }
+  return { us, hot };
+}
+
+// Times `f` (a promise's maker) alone, after `before` when given.
+async function alone(n, before, f) {
+  let ns = 0n;
+  for (let i = 0; i < n; i++) {
+    before?.();
+    const t0 = process.hrtime.bigint();
+    await f();
+    ns += process.hrtime.bigint() - t0;
+  }
+  return Number(ns) / n / 1000;
+}
+
+// The stand-in server of --side client: each request it is posted (alone,
+// in a weft pack frame, or as a tuple) answered from a microtask.
+const T_REQUEST = 0n, T_RESULT = 2n;
+function answerer(deliver) {
+  const answer = (m) => {
+    if (Array.isArray(m) && m[0] === T_REQUEST) return [T_RESULT, m[1], 3];
+    if (m?.method === 'add' && m.id !== undefined) return { jsonrpc: '2.0', result: 3, id: m.id };
+    return undefined;  // weft's announcement, a notification
+  };
+  return (m) => {
+    for (const x of Array.isArray(m?.['weft/pack']) ? m['weft/pack'] : [m]) {
+      const a = answer(x);
+      if (a !== undefined) queueMicrotask(() => deliver(a));
+    }
+  };
+}
+
+async function measureClient(lib) {
+  if (shape === 'tuple' && lib !== 'weft') throw new Error('--shape tuple: weft only');
+  let listener = null;
+  const post = answerer((data) => listener({ data }));
+  const port = {
+    postMessage(m) { post(m); },
+    addEventListener(type, l) { if (type === 'message') listener = l; },
+    removeEventListener() {},
+    start() {},
+    close() {},
+  };
+  const c = await connect(lib, port);
+  // A weft server's announcement (js/pack.js): the client packs and sends tuples.
+  if (shape === 'tuple') listener({ data: { jsonrpc: '2.0', method: '$/weft/pack', params: { tuples: 1 } } });
+  let calls = 0;
+  const call = async () => {
+    if ((await c.small()) !== 3) throw new Error(`${lib}: a wrong answer`);
+    calls++;
+  };
+  const runAlone = (n, before) => alone(n, before, call);
+  let r;
+  if (cold) {
+    r = await coldRuns(runAlone);
+  } else {
+    for (let i = 0; i < 3; i++) await runAlone(N / 4, null);
+    r = { us: [], hot: [] };
+    for (let i = 0; i < runs; i++) r.us.push(await runAlone(N, null));
+  }
+  c.close();
+  if (calls === 0) throw new Error(`${lib}: no calls`);
+  return r;
+}
+
 async function measure(lib) {
+  if (side === 'client') return measureClient(lib);
   if (shape === 'tuple' && lib !== 'weft') throw new Error('--shape tuple: weft only');
   let answers = 0;
   let listener = null;
@@ -80,28 +165,15 @@ async function measure(lib) {
     return ((performance.now() - t0) * 1000) / n;
   }
   // One request at a time, its answer awaited, after `evict` when given.
-  async function runAlone(n, before) {
-    let ns = 0n;
-    for (let i = 0; i < n; i++) {
-      before?.();
-      const want = answers + 1;
-      const t0 = process.hrtime.bigint();
-      listener({ data: request(++id) });
-      while (answers < want) await null;
-      ns += process.hrtime.bigint() - t0;
-    }
-    return Number(ns) / n / 1000;
-  }
-  const us = [], hot = [];
+  const one = async () => {
+    const want = answers + 1;
+    listener({ data: request(++id) });
+    while (answers < want) await null;
+  };
+  const runAlone = (n, before) => alone(n, before, one);
+  let us = [], hot = [];
   if (cold) {
-    // Both kinds of run once untimed: the evicting functions and the
-    // server's code have reached their tiers before anything is timed.
-    await runAlone(N, null);
-    await runAlone(N, evict);
-    for (let r = 0; r < runs; r++) {
-      hot.push(await runAlone(N, null));
-      us.push(await runAlone(N, evict));
-    }
+    ({ us, hot } = await coldRuns(runAlone));
   } else {
     for (let r = 0; r < 3; r++) await run(N / 4);
     for (let r = 0; r < runs; r++) us.push(await run(N));
@@ -116,5 +188,5 @@ const fmt = (v) => Math.min(...v).toFixed(3);
 for (const lib of libs) {
   const { us, hot } = await measure(lib);
   const also = hot.length ? `, ${fmt(hot)} with no code between requests` : '';
-  console.log(`${lib.padEnd(24)} ${shape}: ${fmt(us)} µs per request${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
+  console.log(`${lib.padEnd(24)} ${side} ${shape}: ${fmt(us)} µs per request${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
 }
