@@ -34,6 +34,9 @@ struct Calls : test::Loop {
             sent.push_back("send_request " + s);
           };
         }) {}
+  // The Peer goes first: closing, it settles what is still pending through
+  // keep(), into `settled`, which must still be there.
+  ~Calls() { peer.reset(); }
   CallCallback keep() {
     return [this](Result<json> r) { settled.push_back(std::move(r)); };
   }
