@@ -74,8 +74,8 @@ export class ServeContext {
     return this._ac.signal;
   }
   // The request's token: taken from the core on first use (weft_defer), so
-  // that a handler answering with a plain value never needs one (endpoint.js
-  // _dispatch). -1 once the dispatch has returned without taking it.
+  // that a handler answering with a plain value never needs one (serving.js
+  // dispatch). -1 once the dispatch has returned without taking it.
   get token() {
     const t = this._token;
     if (t >= 0 || t === -1) return t;

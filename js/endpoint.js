@@ -8,19 +8,22 @@
 // is described to the core with its payloads as inbound handles, valid until
 // _receive returns; a value JS hands to the core (call params, a handler's
 // answer) becomes an outbound handle owned by the core until it comes back
-// in a record — sent (_send) or discarded — where it is released.
+// in a record — sent (outgoing.js) or discarded — where it is released.
+// The serving side (handlers and their answers) is serving.js.
 import * as A from '../dist/weft_abi.js';
 import { batch, sendBatch } from './batch.js';
-import { ServeContext, cancelled } from './context.js';
+import { cancelled } from './context.js';
 import { ErrorCode, RPCError } from './errors.js';
-import { M, X, desc, lastError, put, status } from './heap.js';
+import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
+import { sendFailedLater } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { requestWithRetry } from './retry.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
-import { isTuple, plainOf } from './tuples.js';
-import { describe, describeId, describeTuple, message, params, request, result } from './wire.js';
+import { register } from './serving.js';
+import { isTuple } from './tuples.js';
+import { describe, describeTuple, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
@@ -50,8 +53,8 @@ export class Endpoint {
     this.calls = [];            // token → call record
     this.freeCalls = [];
     this.live = 0;
-    this.calling = null;        // the call record while weft_call runs
-    this.serving = [];          // reply token → ServeContext of an async handler
+    this.calling = null;        // the call record while weft_call runs (outgoing.js sendRequest)
+    this.serving = [];          // reply token → ServeContext of an async handler (serving.js)
     this.writers = [];          // reply token → ServeContext waiting for stream credit
     this.transfers = new WeakMap();  // chunk value → the buffer to transfer with it
     this.out = new Outbound();
@@ -68,7 +71,7 @@ export class Endpoint {
       if (typeof transport.onClose === 'function')
         transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
       if (typeof transport.onSendError === 'function')
-        transport.onSendError((m, e) => this._sendFailedLater(m, e));
+        transport.onSendError((m, e) => sendFailedLater(this, m, e));
     }
     whenLoaded(this);
   }
@@ -144,96 +147,6 @@ export class Endpoint {
       unwindInbound(mark);
     }
     if (this.live === 0) this.timer.rest();
-  }
-
-  // -- outgoing -----------------------------------------------------------------
-  // `count` records at `recs` from the core: every message but a single
-  // call's request and a plain result (_sendRequest, _sendResult). Returns
-  // -1, or the byte length of the transport's error message in the input
-  // buffer.
-  _send(recs, count, batch, text) {
-    const r = recs >> 3;
-    const tuples = this.transport.tuples === true;
-    let o;
-    if (batch) {
-      o = new Array(count);
-      for (let i = 0; i < count; i++) o[i] = message(this.out, r + i * A.R_SIZE, text, tuples);
-    } else {
-      o = message(this.out, r, text, tuples);
-    }
-    // A chunk whose buffer its writer gave up (context.js) is transferred
-    // (a chunk is never a tuple).
-    const pv = !batch && !Array.isArray(o) && o.params !== null && typeof o.params === 'object' ? o.params.value : undefined;
-    const buf = pv !== null && typeof pv === 'object' ? this.transfers.get(pv) : undefined;
-    if (buf) this.transfers.delete(pv);
-    try {
-      this.transport.send(o, false, buf ? [buf] : undefined);
-      return -1;
-    } catch (e) {
-      // The core decides what follows (Peer::undelivered) and reports it.
-      for (const m of batch ? o : [o]) this._noteSendError(plainOf(m), e);
-      return put(String(e?.message ?? e));
-    }
-  }
-
-  // The request of the call weft_call is making is record `r`: its id is
-  // known from here, before weft_call returns it, so that a send error
-  // finds the call.
-  _calling(r) {
-    const c = this.calling;
-    if (c !== null && c.id === 0 && M.HEAPF64[r + A.R_ID_KIND] === A.ID_INT) c.id = M.HEAPF64[r + A.R_ID_A];
-  }
-
-  // The one request record at `recs` (PeerOptions::send_request): what
-  // _send does for it, with nothing to look for but the request.
-  _sendRequest(recs, text) {
-    const r = recs >> 3;
-    this._calling(r);
-    const o = request(this.out, r, text, this.transport.tuples === true);
-    try {
-      // A request while no other call is pending (calls made one after
-      // another): nothing else will follow it this turn, so a packing
-      // transport need not hold it for the flush (js/pack.js).
-      this.transport.send(o, this.live <= 1, undefined);
-      return -1;
-    } catch (e) {
-      this._noteSendError(plainOf(o), e);
-      return put(String(e?.message ?? e));
-    }
-  }
-
-  // The one result record at `recs` (PeerOptions::send_result): what
-  // _send does for it, with nothing to look for but the result.
-  _sendResult(recs, text) {
-    const o = result(this.out, recs >> 3, text, this.transport.tuples === true);
-    try {
-      this.transport.send(o, false, undefined);
-      return -1;
-    } catch (e) {
-      return put(String(e?.message ?? e));
-    }
-  }
-
-  // A request that could not be sent: its call's rejection gets `e` as cause.
-  _noteSendError(m, e) {
-    if (m === null || typeof m !== 'object' || typeof m.method !== 'string' || typeof m.id !== 'number') return;
-    const rec = this.calls.find((r) => r !== undefined && !r.done && r.id === m.id);
-    if (rec) rec.sendError = e;
-  }
-
-  // transport.onSendError: a message the transport accepted could not be
-  // posted after all. The core decides what follows (Peer::undelivered).
-  _sendFailedLater(o, e) {
-    o = plainOf(o);
-    if (!this.h || o === null || typeof o !== 'object' || Array.isArray(o)) return;
-    this._noteSendError(o, e);
-    const kind = typeof o.method === 'string' ? (o.id === undefined ? A.MSG_NOTIFICATION : A.MSG_REQUEST)
-      : o.error !== undefined ? A.MSG_ERROR : A.MSG_RESULT;
-    const d = desc(A.D_SIZE);
-    M.HEAPF64.fill(0, d, d + A.D_SIZE);
-    const mlen = put(String(e?.message ?? e));
-    describeId(d, o.id, mlen);
-    X._weft_undelivered(this.h, kind, mlen);
   }
 
   // A per-call timeout as the core takes it: ms, TIMEOUT_DEFAULT or TIMEOUT_NONE.
@@ -416,83 +329,7 @@ export class Endpoint {
   _register(name, handler, flags, spec) {
     if (typeof handler !== 'function') throw new TypeError('handler must be a function');
     if (this.queue) { this.queue.push(['m', name, handler, flags, spec]); return; }
-    if (!this.h) return;
-    const fn = this.handlers.push({ handler, flags, name }) - 1;
-    const nlen = put(String(name));
-    const slen = spec ? put(JSON.stringify(spec), nlen) : 0;
-    X._weft_method(this.h, nlen, fn, flags, slen);
-  }
-
-  // Runs handler `fn`; returns the answer's payload handle, DISPATCH_LATER
-  // (a promise: answered through _reply) or DISPATCH_DONE. `token` is
-  // TOKEN_NOTIFICATION, or a lazy token (TOKEN_LAZY - depth): the request's
-  // token is only taken (ctx.token, weft_defer) when the answer cannot be
-  // given now — a promise, a throw, or the context's sink, progress or state
-  // used — so a handler that returns a value costs the core no serving slot.
-  _dispatch(fn, token, params) {
-    const entry = this.handlers[fn];
-    if (token === A.TOKEN_NOTIFICATION) {  // a notification: never answered (§4.1)
-      try {
-        const r = entry.handler(params);
-        if (r && typeof r.then === 'function') r.then(undefined, (e) => this._diag('NotificationFailed', String(e?.message ?? e)));
-      } catch (e) {
-        this._diag('NotificationFailed', String(e?.message ?? e));
-      }
-      return A.DISPATCH_DONE;
-    }
-    const ctx = new ServeContext(this, entry.name, token);
-    let r;
-    try {
-      r = entry.handler(params, ctx);
-    } catch (e) {
-      const t = ctx.token;
-      ctx._done();
-      this._replyError(t, e);
-      return A.DISPATCH_DONE;
-    }
-    if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
-      const t = ctx.token;
-      this.serving[t] = ctx;
-      r.then((v) => { if (this.serving[t] === ctx) { ctx._done(); this._reply(t, v); } },
-        (e) => { if (this.serving[t] === ctx) { ctx._done(); this._replyError(t, e); } });
-      return A.DISPATCH_LATER;
-    }
-    ctx._done();
-    return this.out.hold(r === undefined ? null : r);
-  }
-
-  // The answer's payload handle goes to the core, which sends or discards it.
-  _reply(token, v) {
-    this.serving[token] = undefined;
-    if (this.h) X._weft_reply(this.h, token, this.out.hold(v === undefined ? null : v));
-  }
-
-  // An RPCError's code, message and data; for anything else the core
-  // answers -32603 with the error's message (error_code_from, weft/error.h).
-  _replyError(token, e) {
-    this.serving[token] = undefined;
-    if (!this.h) return;
-    const rpc = e instanceof RPCError;
-    const code = rpc && typeof e.code === 'number' ? e.code : NaN;
-    const message = rpc ? String(e.message) : typeof e?.message === 'string' ? e.message : '';
-    const handle = rpc && e.data !== undefined ? this.out.hold(e.data) : A.PAY_NONE;
-    X._weft_reply_error(this.h, token, code, put(message), handle);
-  }
-
-  // The request was cancelled ($/cancelRequest, or close) and the core
-  // answers it -32800: the handler's signal aborts, and whatever it answers
-  // later still goes to the core, which discards it and frees the token.
-  _cancelled(token) {
-    this.serving[token]?._cancel();
-    this.writers[token]?._cancel();
-    this.writers[token] = undefined;
-  }
-
-  // The caller of request `token` has room for more chunks again.
-  _writable(token) {
-    const ctx = this.writers[token];
-    this.writers[token] = undefined;
-    ctx?._writable();
+    if (this.h) register(this, name, handler, flags, spec);
   }
 
   _diag(kind, message) {

@@ -4,7 +4,9 @@ import * as A from '../dist/weft_abi.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { M, X, attach, put, str } from './heap.js';
 import { loadModule } from './loader.js';
+import { send, sendRequest, sendResult } from './outgoing.js';
 import { inboundValue, pushInbound } from './payloads.js';
+import { cancelled, dispatch, writable } from './serving.js';
 import { chunkSize } from './size.js';
 import { message, value } from './wire.js';
 
@@ -18,15 +20,15 @@ let loadError = null;
 const hooks = {
   send(h, recs, count, batch, text) {
     const ep = hosts[h];
-    return ep ? ep._send(recs, count, batch, text) : -1;
+    return ep ? send(ep, recs, count, batch, text) : -1;
   },
   result(h, rec, text) {
     const ep = hosts[h];
-    return ep ? ep._sendResult(rec, text) : -1;
+    return ep ? sendResult(ep, rec, text) : -1;
   },
   request(h, rec, text) {
     const ep = hosts[h];
-    return ep ? ep._sendRequest(rec, text) : -1;
+    return ep ? sendRequest(ep, rec, text) : -1;
   },
   discard(h, recs, count) {
     const ep = hosts[h];
@@ -42,10 +44,11 @@ const hooks = {
   },
   dispatch(h, fn, token, sl, p, n) {
     const ep = hosts[h];
-    return ep ? ep._dispatch(fn, token, value(ep.out, sl, p, n)) : A.DISPATCH_DONE;
+    return ep ? dispatch(ep, fn, token, value(ep.out, sl, p, n)) : A.DISPATCH_DONE;
   },
   cancelled(h, token) {
-    hosts[h]?._cancelled(token);
+    const ep = hosts[h];
+    if (ep) cancelled(ep, token);
   },
   diag(h, kind, p, n) {
     hosts[h]?._diag(A.DIAGNOSTICS[kind] ?? String(kind), str(p, n));
@@ -81,7 +84,10 @@ const hooks = {
     const ep = hosts[h];
     if (ep) ep._progress(token, value(ep.out, sl, p, n));
   },
-  writable(h, token) { hosts[h]?._writable(token); },
+  writable(h, token) {
+    const ep = hosts[h];
+    if (ep) writable(ep, token);
+  },
   // PeerOptions::chunk_size: the value behind a chunk's handle, measured
   // (size.js); the core compares it with max_stream_chunk.
   chunkSize(h, handle, stop) {

@@ -1,0 +1,90 @@
+// The serving side of an endpoint: its handlers, and the answers they give
+// now, later (a promise) or never (a notification). The core decides what is
+// answered and how (PeerOptions, weft/peer.h); this runs the handler and
+// hands the answer back. State lives on the endpoint: ep.handlers (fn →
+// entry), ep.serving (reply token → ServeContext of an async handler) and
+// ep.writers (reply token → ServeContext waiting for stream credit).
+import * as A from '../dist/weft_abi.js';
+import { ServeContext } from './context.js';
+import { RPCError } from './errors.js';
+import { X, put } from './heap.js';
+
+/** Declares handler `name` to the core (flags 1: a notification sink). */
+export function register(ep, name, handler, flags, spec) {
+  const fn = ep.handlers.push({ handler, flags, name }) - 1;
+  const nlen = put(String(name));
+  const slen = spec ? put(JSON.stringify(spec), nlen) : 0;
+  X._weft_method(ep.h, nlen, fn, flags, slen);
+}
+
+// Runs handler `fn`; returns the answer's payload handle, DISPATCH_LATER
+// (a promise: answered through reply) or DISPATCH_DONE. `token` is
+// TOKEN_NOTIFICATION, or a lazy token (TOKEN_LAZY - depth): the request's
+// token is only taken (ctx.token, weft_defer) when the answer cannot be
+// given now — a promise, a throw, or the context's sink, progress or state
+// used — so a handler that returns a value costs the core no serving slot.
+export function dispatch(ep, fn, token, params) {
+  const entry = ep.handlers[fn];
+  if (token === A.TOKEN_NOTIFICATION) {  // a notification: never answered (§4.1)
+    try {
+      const r = entry.handler(params);
+      if (r && typeof r.then === 'function') r.then(undefined, (e) => ep._diag('NotificationFailed', String(e?.message ?? e)));
+    } catch (e) {
+      ep._diag('NotificationFailed', String(e?.message ?? e));
+    }
+    return A.DISPATCH_DONE;
+  }
+  const ctx = new ServeContext(ep, entry.name, token);
+  let r;
+  try {
+    r = entry.handler(params, ctx);
+  } catch (e) {
+    const t = ctx.token;
+    ctx._done();
+    replyError(ep, t, e);
+    return A.DISPATCH_DONE;
+  }
+  if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
+    const t = ctx.token;
+    ep.serving[t] = ctx;
+    r.then((v) => { if (ep.serving[t] === ctx) { ctx._done(); reply(ep, t, v); } },
+      (e) => { if (ep.serving[t] === ctx) { ctx._done(); replyError(ep, t, e); } });
+    return A.DISPATCH_LATER;
+  }
+  ctx._done();
+  return ep.out.hold(r === undefined ? null : r);
+}
+
+// The answer's payload handle goes to the core, which sends or discards it.
+function reply(ep, token, v) {
+  ep.serving[token] = undefined;
+  if (ep.h) X._weft_reply(ep.h, token, ep.out.hold(v === undefined ? null : v));
+}
+
+// An RPCError's code, message and data; for anything else the core
+// answers -32603 with the error's message (error_code_from, weft/error.h).
+function replyError(ep, token, e) {
+  ep.serving[token] = undefined;
+  if (!ep.h) return;
+  const rpc = e instanceof RPCError;
+  const code = rpc && typeof e.code === 'number' ? e.code : NaN;
+  const message = rpc ? String(e.message) : typeof e?.message === 'string' ? e.message : '';
+  const handle = rpc && e.data !== undefined ? ep.out.hold(e.data) : A.PAY_NONE;
+  X._weft_reply_error(ep.h, token, code, put(message), handle);
+}
+
+// The request was cancelled ($/cancelRequest, or close) and the core
+// answers it -32800: the handler's signal aborts, and whatever it answers
+// later still goes to the core, which discards it and frees the token.
+export function cancelled(ep, token) {
+  ep.serving[token]?._cancel();
+  ep.writers[token]?._cancel();
+  ep.writers[token] = undefined;
+}
+
+// The caller of request `token` has room for more chunks again.
+export function writable(ep, token) {
+  const ctx = ep.writers[token];
+  ep.writers[token] = undefined;
+  ctx?._writable();
+}
