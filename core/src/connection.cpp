@@ -114,7 +114,7 @@ struct Connection::Impl final : FrameHandler {
   void decode(std::string_view payload) {
     if (opts.codec == CodecKind::Json) {
       // The JSON codec's decode + classify without building the envelope
-      // object or a Document (json_parse.h, EnvelopeBuilder): same errors,
+      // object or a Document (json/parse.h, EnvelopeBuilder): same errors,
       // same messages.
       // The Incoming is taken out of `spare` and put back after: a handler
       // that feeds this connection again meanwhile gets a vector of its own.

@@ -8,10 +8,10 @@
 // round trips must preserve it (codec.h: "a message encoded with either codec
 // decodes to the same value"). Values holding binary are only checked through
 // MessagePack, the one codec that can carry them. JSON is also checked against
-// nlohmann's own parser (ours replaced its SAX lexer, json_parse.h): the same
+// nlohmann's own parser (ours replaced its SAX lexer, json/parse.h): the same
 // texts are accepted, with equal values (nlohmann stops at a NUL byte, we
 // do not, so inputs holding one are left out of that comparison). And the
-// JSON hot path (json_parse.h, EnvelopeBuilder: classify from the parser's
+// JSON hot path (json/parse.h, EnvelopeBuilder: classify from the parser's
 // events) must give what decode + classify(Document) gives: the same error,
 // or the same messages.
 #include <cstddef>

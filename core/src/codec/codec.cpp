@@ -1,12 +1,12 @@
 // Codec factory and codec names (codec.h). The codecs themselves live in
-// codec_json.cpp and codec_msgpack.cpp; each exposes one factory function.
+// json.cpp and msgpack.cpp; each exposes one factory function.
 #include "weft/codec.h"
 
 namespace weft {
 
 namespace detail {
-std::unique_ptr<Codec> make_json_codec(CodecLimits limits);     // codec_json.cpp
-std::unique_ptr<Codec> make_msgpack_codec(CodecLimits limits);  // codec_msgpack.cpp
+std::unique_ptr<Codec> make_json_codec(CodecLimits limits);     // json.cpp
+std::unique_ptr<Codec> make_msgpack_codec(CodecLimits limits);  // msgpack.cpp
 }  // namespace detail
 
 std::unique_ptr<Codec> make_codec(CodecKind kind, CodecLimits limits) {

@@ -1,13 +1,13 @@
 // The JSON codec (RFC 8259 text, UTF-8 only).
 //
-// Decoding is detail::parse_json (json_parse.h): our own parser building
+// Decoding is detail::parse_json (json/parse.h): our own parser building
 // nlohmann::json values, because nlohmann's lexer costs a third of a server's
 // time on small calls and most of it on large strings. It also keeps what the
 // codec promises: the depth limit stops the parse, the source text of
 // non-integer numeric ids survives (JSON-RPC 2.0 §5: the response carries
 // "the same value" as the request's id), and nothing throws.
 //
-// Encoding is weft::write_json (message.cpp), which writes the envelope by
+// Encoding is weft::write_json (rpc/write.cpp), which writes the envelope by
 // hand so that ids are reproduced byte-for-byte.
 #include <cstddef>
 #include <cstdint>

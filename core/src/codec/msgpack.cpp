@@ -1,4 +1,5 @@
-// The MessagePack codec.
+// The MessagePack codec: its decoder (a msgpack-cxx visitor building json
+// values) and the Codec itself; the encoder is in msgpack_encode.cpp.
 //
 // Decoding uses msgpack-cxx's visitor parser (msgpack::parse with a visitor,
 // API v3), which reports each value as it is read; JsonBuilder below turns the
@@ -21,10 +22,11 @@
 // No exceptions: the visitor records errors instead of throwing, and the one
 // `throw` on msgpack-cxx's visitor path — check_ext_size<4>, an ext32 whose
 // length is 0xffffffff on a 32-bit size_t, i.e. WebAssembly — is avoided by
-// ext32_overflow_at() below. (Allocation failure aside.)
+// ext32_overflow_at() (msgpack_ext32.cpp). (Allocation failure aside.)
 //
 // Encoding walks the Message directly (envelope keys in spec order, then the
-// json payload) with msgpack::packer into the caller's std::string.
+// json payload) with msgpack::packer into the caller's std::string
+// (msgpack_encode.cpp).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -38,11 +40,18 @@
 #include <msgpack.hpp>
 
 #include "weft/codec.h"
+#include "codec/msgpack_detail.h"
 #include "json/parse.h"  // nesting_too_deep: one wording for both codecs
 #include "json/utf8.h"
 
 namespace weft {
 namespace {
+
+using detail::clamp32;
+using detail::ext32_overflow_at;
+using detail::pack_message;
+using detail::Packer;
+using detail::StringSink;
 
 // ---------------------------------------------------------------------------
 // UTF-8 validation by the core's one rule (utf8.h), as for JSON strings.
@@ -66,93 +75,6 @@ std::size_t invalid_utf8_at(const unsigned char* s, std::size_t n) {
     const std::size_t len = detail::utf8_sequence(s + i, s + n, bad);
     if (len == 0) return i;
     i += len;
-  }
-  return std::string_view::npos;
-}
-
-// ---------------------------------------------------------------------------
-// msgpack-cxx (v3 parse.hpp, check_ext_size<4>) throws ext_size_overflow when
-// an ext32 header announces 0xffffffff bytes and size_t is 32 bits, before any
-// visitor callback can refuse it. To stay exception-free on every platform,
-// such a header is located first (only if the byte pattern c9 ff ff ff ff
-// occurs at all) by walking the value's structure without building anything.
-// Returns its offset, or npos if the first value contains none.
-// Whether the bytes c9 ff ff ff ff occur in p[0, len). memchr finds each c9;
-// in a run of c9 bytes only the last can start the pattern, so the run is
-// skipped in a tight loop (string_view::find called memchr once per byte of
-// such a run: a 64 KiB `bin` of 0xc9 cost 2.9 M instructions to scan).
-bool has_ext32_max_header(const unsigned char* p, std::size_t len) {
-  const unsigned char* const e = p + len;
-  const unsigned char* q = p;
-  while (e - q >= 5) {
-    q = static_cast<const unsigned char*>(std::memchr(q, 0xc9, static_cast<std::size_t>(e - q) - 4));
-    if (!q) return false;
-    while (e - q >= 6 && q[1] == 0xc9) ++q;
-    if (e - q >= 5 && q[1] == 0xff && q[2] == 0xff && q[3] == 0xff && q[4] == 0xff) return true;
-    ++q;
-  }
-  return false;
-}
-
-std::size_t ext32_overflow_at(const unsigned char* p, std::size_t len) {
-  if (!has_ext32_max_header(p, len)) return std::string_view::npos;
-
-  auto be = [&](std::size_t at, int bytes) {
-    std::uint64_t v = 0;
-    for (int k = 0; k < bytes; ++k) v = (v << 8) | p[at + k];
-    return v;
-  };
-  constexpr std::uint64_t kCap = std::uint64_t{1} << 62;  // "more than can exist"
-  std::uint64_t pending = 1;  // values still to be read
-  std::size_t i = 0;
-  while (pending > 0 && i < len) {
-    const unsigned char b = p[i];
-    --pending;
-    std::size_t head = 1;        // header bytes, including b
-    int len_bytes = 0;           // size of the length field after b
-    std::uint64_t payload = 0;   // bytes after the header
-    std::uint64_t children = 0;  // nested values that follow
-    if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
-    } else if (b >= 0xa0 && b <= 0xbf) {
-      payload = b & 0x1f;
-    } else if (b >= 0x90 && b <= 0x9f) {
-      children = b & 0x0f;
-    } else if (b >= 0x80 && b <= 0x8f) {
-      children = 2u * (b & 0x0f);
-    } else {
-      switch (b) {
-        case 0xc4: case 0xd9: len_bytes = 1; break;  // bin8, str8
-        case 0xc5: case 0xda: len_bytes = 2; break;  // bin16, str16
-        case 0xc6: case 0xdb: len_bytes = 4; break;  // bin32, str32
-        case 0xc7: len_bytes = 1; payload = 1; break;  // ext8: + type byte
-        case 0xc8: len_bytes = 2; payload = 1; break;  // ext16
-        case 0xc9: len_bytes = 4; payload = 1; break;  // ext32
-        case 0xca: case 0xce: case 0xd2: payload = 4; break;
-        case 0xcb: case 0xcf: case 0xd3: payload = 8; break;
-        case 0xcc: case 0xd0: payload = 1; break;
-        case 0xcd: case 0xd1: payload = 2; break;
-        case 0xd4: payload = 2; break;   // fixext 1
-        case 0xd5: payload = 3; break;   // fixext 2
-        case 0xd6: payload = 5; break;   // fixext 4
-        case 0xd7: payload = 9; break;   // fixext 8
-        case 0xd8: payload = 17; break;  // fixext 16
-        case 0xdc: case 0xde: len_bytes = 2; break;  // array16, map16
-        case 0xdd: case 0xdf: len_bytes = 4; break;  // array32, map32
-        default: return std::string_view::npos;      // 0xc1: the parser reports it
-      }
-    }
-    head += static_cast<std::size_t>(len_bytes);
-    if (len - i < head) return std::string_view::npos;  // truncated: parser reports it
-    if (len_bytes > 0) {
-      const std::uint64_t n = be(i + 1, len_bytes);
-      if (b == 0xc9 && n == 0xffffffffu) return i;
-      if (b == 0xdc || b == 0xdd) children = n;
-      else if (b == 0xde || b == 0xdf) children = 2 * n;
-      else payload += n;
-    }
-    if (payload > len - i - head) return std::string_view::npos;
-    i += head + static_cast<std::size_t>(payload);
-    pending = pending + children > kCap ? kCap : pending + children;
   }
   return std::string_view::npos;
 }
@@ -298,154 +220,6 @@ class JsonBuilder : public msgpack::null_visitor {
 Error parse_error_at(std::size_t at, const char* what) {
   return Error(code::kParseError,
                "invalid MessagePack at byte " + std::to_string(at) + ": " + what);
-}
-
-// Appends to a std::string; the Stream msgpack::packer writes to.
-struct StringSink {
-  std::string& out;
-  void write(const char* p, std::size_t n) { out.append(p, n); }
-};
-using Packer = msgpack::packer<StringSink>;
-
-// Lengths are 32-bit in MessagePack; anything longer is cut (encode never
-// fails, codec.h). Unreachable in practice: frames are far smaller.
-std::uint32_t clamp32(std::size_t n) {
-  return n > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(n);
-}
-
-void pack_str(Packer& pk, std::string_view s) {
-  const std::uint32_t n = clamp32(s.size());
-  pk.pack_str(n);
-  pk.pack_str_body(s.data(), n);
-}
-
-void pack_value(Packer& pk, const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-    case json::value_t::discarded:
-      pk.pack_nil();
-      return;
-    case json::value_t::boolean:
-      if (*v.get_ptr<const json::boolean_t*>()) pk.pack_true(); else pk.pack_false();
-      return;
-    case json::value_t::number_integer:  // smallest int format (packer picks it)
-      pk.pack_int64(*v.get_ptr<const json::number_integer_t*>());
-      return;
-    case json::value_t::number_unsigned:
-      pk.pack_uint64(*v.get_ptr<const json::number_unsigned_t*>());
-      return;
-    case json::value_t::number_float:  // always float64: no silent precision loss
-      pk.pack_double(*v.get_ptr<const json::number_float_t*>());
-      return;
-    case json::value_t::string:
-      pack_str(pk, *v.get_ptr<const json::string_t*>());
-      return;
-    case json::value_t::binary: {  // bin; a subtype, if any, is not carried
-      const json::binary_t& b = *v.get_ptr<const json::binary_t*>();
-      const std::uint32_t n = clamp32(b.size());
-      pk.pack_bin(n);
-      pk.pack_bin_body(reinterpret_cast<const char*>(b.data()), n);
-      return;
-    }
-    case json::value_t::array: {
-      const json::array_t& a = *v.get_ptr<const json::array_t*>();
-      const std::uint32_t n = clamp32(a.size());
-      pk.pack_array(n);
-      for (std::uint32_t i = 0; i < n; ++i) pack_value(pk, a[i]);
-      return;
-    }
-    case json::value_t::object: {
-      const json::object_t& o = *v.get_ptr<const json::object_t*>();
-      std::uint32_t n = clamp32(o.size());
-      pk.pack_map(n);
-      for (const auto& [k, x] : o) {
-        if (n-- == 0) break;
-        pack_str(pk, k);
-        pack_value(pk, x);
-      }
-      return;
-    }
-  }
-}
-
-// Ids per Id::to_json (message.h): a Number id (kept as a lexeme for JSON)
-// travels as float64 because MessagePack has no lexemes (codec.h).
-void pack_id(Packer& pk, const Id& id) {
-  switch (id.kind()) {
-    case Id::Kind::Null: pk.pack_nil(); return;
-    case Id::Kind::Int: pk.pack_int64(id.as_int()); return;
-    case Id::Kind::Uint: pk.pack_uint64(id.as_uint()); return;
-    case Id::Kind::String: pack_str(pk, id.text()); return;
-    case Id::Kind::Number: pack_value(pk, id.to_json()); return;
-  }
-  pk.pack_nil();
-}
-
-void pack_error(Packer& pk, const Error& e) {  // §5.1 error object
-  pk.pack_map(e.data ? 3 : 2);
-  pack_str(pk, "code");
-  pk.pack_int64(e.code);
-  pack_str(pk, "message");
-  pack_str(pk, e.message);
-  if (e.data) {
-    pack_str(pk, "data");
-    pack_value(pk, *e.data);
-  }
-}
-
-// The same members, in the same order, as write_json (message.h): §4 request
-// "jsonrpc","method","params"?,"id"; §4.1 notification without "id"; §5
-// response "jsonrpc","result"|"error","id".
-// A response with metrics gets a fourth member "metrics" (docs/protocol.md,
-// "Metrics"); its response_size is the bytes written for the other three
-// (`out` is the buffer `pk` appends to: a fixmap header is one byte either way).
-void pack_message(Packer& pk, const std::string& out, const Message& m) {
-  const std::size_t start = out.size();
-  if (const auto* r = std::get_if<Request>(&m)) {
-    pk.pack_map(r->params ? 4 : 3);
-    pack_str(pk, "jsonrpc");
-    pack_str(pk, "2.0");
-    pack_str(pk, "method");
-    pack_str(pk, r->method);
-    if (r->params) {
-      pack_str(pk, "params");
-      pack_value(pk, *r->params);
-    }
-    pack_str(pk, "id");
-    pack_id(pk, r->id);
-  } else if (const auto* n = std::get_if<Notification>(&m)) {
-    pk.pack_map(n->params ? 3 : 2);
-    pack_str(pk, "jsonrpc");
-    pack_str(pk, "2.0");
-    pack_str(pk, "method");
-    pack_str(pk, n->method);
-    if (n->params) {
-      pack_str(pk, "params");
-      pack_value(pk, *n->params);
-    }
-  } else if (const auto* s = std::get_if<Response>(&m)) {
-    pk.pack_map(s->metrics ? 4 : 3);
-    pack_str(pk, "jsonrpc");
-    pack_str(pk, "2.0");
-    if (const auto* e = std::get_if<Error>(&s->outcome)) {
-      pack_str(pk, "error");
-      pack_error(pk, *e);
-    } else {
-      pack_str(pk, "result");
-      pack_value(pk, std::get<json>(s->outcome));
-    }
-    pack_str(pk, "id");
-    pack_id(pk, s->id);
-    if (s->metrics) {
-      const std::uint64_t size = out.size() - start;
-      pack_str(pk, "metrics");
-      pk.pack_map(2);
-      pack_str(pk, "processing_time_us");
-      pk.pack_uint64(s->metrics->processing_time_us);
-      pack_str(pk, "response_size");
-      pk.pack_uint64(size);
-    }
-  }
 }
 
 class MsgpackCodec final : public Codec {

@@ -1,199 +1,21 @@
-// The JSON decoder: see json_parse.h for the contract and why it exists.
+// The JSON decoder's state machine and token readers (Parser, parser.h) and
+// parse_json for a sink: see parse.h for the contract and why it exists.
 #include "json/parse.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
-#include <vector>
 
-#include "json/pool.h"
+#include "json/lex.h"
+#include "json/parser.h"
 #include "json/scan.h"
 #include "json/utf8.h"
 
-#if !defined(_LIBCPP_VERSION)
-#include <charconv>
-#define WEFT_FLOAT_FROM_CHARS 1  // libstdc++ has it; libc++ 14 (Emscripten 3.1.6) does not
-#else
-#include <clocale>
-#endif
-
 namespace weft::detail {
 namespace {
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-void append_utf8(std::uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// A byte for an error message: 'c' when printable ASCII, else \xHH (the
-// message travels inside a JSON error object; raw bad bytes must not).
-std::string show(unsigned char c) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
-  return std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
-}
-
-double to_double(const char* b, const char* e, bool& ok) {
-#ifdef WEFT_FLOAT_FROM_CHARS
-  double d = 0;
-  auto r = std::from_chars(b, e, d);
-  if (r.ec == std::errc()) {
-    ok = std::isfinite(d);
-    return d;
-  }
-  // Out of range: overflow (refused: RFC 8259 §6 lets us) or underflow, which
-  // strtod rounds to zero or a subnormal as every JSON parser does; ask it.
-  std::string s(b, e);
-  d = std::strtod(s.c_str(), nullptr);
-  ok = std::isfinite(d);
-  return d;
-#else
-  // strtod reads the C locale's decimal point; a host may have set another.
-  std::string s(b, e);
-  const char point = *std::localeconv()->decimal_point;
-  if (point != '.')
-    for (char& c : s)
-      if (c == '.') c = point;
-  double d = std::strtod(s.c_str(), nullptr);
-  ok = std::isfinite(d);
-  return d;
-#endif
-}
-
-class Parser {
- public:
-  Parser(std::string_view text, std::size_t max_depth, EnvelopeSink& sink)
-      : b_(text.data()), p_(text.data()), e_(text.data() + text.size()), max_depth_(max_depth), sink_(sink) {}
-
-  bool run();
-  Error take_error() { return std::move(error_); }
-
- private:
-  enum class Kind : std::uint8_t {
-    Batch,       // the document's array: elements go to the sink
-    Members,     // an object at the envelope level: members go to the sink
-    Array,       // built into `array`
-    Object,      // built into `object`
-    SkipArray,   // checked, not built (inside a member the sink did not want)
-    SkipObject,
-  };
-  static bool is_array(Kind k) { return k == Kind::Batch || k == Kind::Array || k == Kind::SkipArray; }
-  // No default member initializers: FrameStack's local frames stay
-  // uninitialized until pushed.
-  struct Frame {
-    Kind kind;
-    json::array_t* array;
-    json::object_t* object;
-  };
-
-  std::size_t at() const { return static_cast<std::size_t>(p_ - b_); }
-  bool fail(std::size_t pos, std::string what) {
-    error_ = Error(code::kParseError, "invalid JSON at byte " + std::to_string(pos) + ": " + what);
-    return false;
-  }
-  // An unexpected byte where `expected` should be.
-  bool unexpected(const char* expected) {
-    if (p_ == e_) return fail(at(), std::string("unexpected end of input; expected ") + expected);
-    const unsigned char c = static_cast<unsigned char>(*p_);
-    std::string what;
-    if (std::strchr("{}[]:,", c) && c)
-      what = "unexpected " + show(c);
-    else if (c == '"' || c == '-' || (c >= '0' && c <= '9'))
-      what = "unexpected value";
-    else
-      what = "invalid literal " + show(c);
-    return fail(at(), what + "; expected " + expected);
-  }
-
-  // RFC 8259 §2 whitespace. Every JSON whitespace byte is <= ' ', so one
-  // compare settles the usual case (no whitespace: machine-written JSON).
-  void ws() {
-    while (p_ < e_ && static_cast<unsigned char>(*p_) <= ' ' &&
-           (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
-      ++p_;
-  }
-
-  bool value(json* out);
-  bool string(std::string_view& out, std::string& buf);
-  bool escape(std::string& out);
-  bool number(json* out);
-  bool literal(const char* word, std::size_t n, json v, json* out);
-  bool open(bool object);
-  void close();
-  void next_element();
-  bool member_key();
-  void completed();
-
-  const char* b_;
-  const char* p_;
-  const char* e_;
-  std::size_t max_depth_;
-  EnvelopeSink& sink_;
-  ObjectPool& pool_ = object_pool();  // maps and nodes for the objects built
-  // The open containers. The first levels live in the parser itself, so a
-  // message of ordinary depth costs no allocation for them (the profile of
-  // small calls showed this vector's one malloc per message).
-  class FrameStack {
-   public:
-    bool empty() const { return n_ == 0; }
-    std::size_t size() const { return n_; }
-    Frame& operator[](std::size_t i) { return i < kLocal ? local_[i] : heap_[i - kLocal]; }
-    Frame& back() { return (*this)[n_ - 1]; }
-    void push_back(const Frame& f) {
-      if (n_ < kLocal) local_[n_] = f;
-      else heap_.push_back(f);
-      ++n_;
-    }
-    void pop_back() {
-      if (--n_ >= kLocal) heap_.pop_back();
-    }
-
-   private:
-    static constexpr std::size_t kLocal = 16;
-    Frame local_[kLocal];
-    std::vector<Frame> heap_;
-    std::size_t n_ = 0;
-  };
-  FrameStack stack_;
-  json* slot_ = nullptr;          // where the next value goes; nullptr: check it only
-  json value_;                    // a value for the sink (document, element or member)
-  // ... or, when that value is a string, its text (value_ is then unused).
-  std::string_view text_;
-  bool is_text_ = false;
-  std::string_view key_;          // the name of the envelope-level member being read
-  bool want_ = false;             // ... and whether the sink wants its value
-  bool evented_ = false;          // the value just completed was reported as events
-  std::string_view number_text_;  // the last number that is not a 64-bit integer
-  // Where strings with escapes are decoded (an escape-free string is a view
-  // of the input): key_'s own, since key_ must outlive its member's value.
-  std::string key_buf_;
-  std::string scratch_;
-  Error error_;
-};
 
 bool Parser::run() {
   if (p_ == e_) return fail(0, "empty input");
@@ -531,38 +353,6 @@ Result<void> parse_json(std::string_view text, std::size_t max_depth, EnvelopeSi
   Parser p(text, max_depth, sink);
   if (!p.run()) return p.take_error();
   return {};
-}
-
-void ValueBuilder::begin_array() {
-  root_ = json::array();
-  array_ = root_.get_ptr<json::array_t*>();
-}
-
-void ValueBuilder::begin_object() {
-  json* o = &root_;
-  if (array_) o = &array_->emplace_back();
-  *o = json::object();
-  object_ = o->get_ptr<json::object_t*>();
-}
-
-void ValueBuilder::member(std::string_view name, json&& value, std::string_view) {
-  // A repeated name replaces the earlier value: last wins.
-  (*object_)[std::string(name)] = std::move(value);
-}
-
-void ValueBuilder::member_text(std::string_view name, std::string_view text) {
-  member(name, json(std::string(text)), {});
-}
-
-void ValueBuilder::value(json&& v) {
-  if (array_) array_->push_back(std::move(v));
-  else root_ = std::move(v);
-}
-
-Result<json> parse_json(std::string_view text, std::size_t max_depth) {
-  ValueBuilder b;
-  if (Result<void> r = parse_json(text, max_depth, b); !r) return r.error();
-  return b.take();
 }
 
 }  // namespace weft::detail

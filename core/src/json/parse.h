@@ -124,7 +124,7 @@ Result<json> parse_json(std::string_view text, std::size_t max_depth);
 // value" is echoed byte for byte), judged by classify(Envelope&&); other
 // values go to classify_non_object and the array length to batch_violation
 // (message.h). The Incoming is the one classify(Document&&) gives for the same
-// text decoded by the JSON codec. Defined in message.cpp, next to the rules.
+// text decoded by the JSON codec. Defined in rpc/envelope.cpp, with classify().
 class EnvelopeBuilder final : public EnvelopeSink {
  public:
   // `recycled`: an Incoming whose items vector is reused (its items are
