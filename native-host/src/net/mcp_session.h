@@ -1,7 +1,7 @@
 // mcp_session.h — one MCP Streamable HTTP session: a Peer, the requests
 // waiting for their answers, and the SSE streams with their event logs
 // (docs/transports.md, "Streamable HTTP"). No HTTP here: the connection
-// (http_server.cpp) is an Exchange.
+// (HttpConn, net/http_server.h) is an Exchange.
 //
 // Streams and event ids. Stream 0 is the GET stream; every POST answered by
 // SSE opens stream 1, 2, … Event ids are "<stream>-<seq>" (seq from 1), so a
