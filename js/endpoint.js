@@ -19,9 +19,9 @@ import { forget, hosts, ready, whenLoaded } from './module.js';
 import { sendFailedLater } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { requestWithRetry } from './retry.js';
+import { register } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
-import { register } from './serving.js';
 import { isTuple } from './tuples.js';
 import { describe, describeTuple, params } from './wire.js';
 

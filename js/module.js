@@ -6,7 +6,7 @@ import { M, X, attach, put, str } from './heap.js';
 import { loadModule } from './loader.js';
 import { send, sendRequest, sendResult } from './outgoing.js';
 import { inboundValue, pushInbound } from './payloads.js';
-import { cancelled, dispatch, writable } from './serving.js';
+import { dispatch, requestCancelled, writable } from './serving.js';
 import { chunkSize } from './size.js';
 import { message, value } from './wire.js';
 
@@ -48,7 +48,7 @@ const hooks = {
   },
   cancelled(h, token) {
     const ep = hosts[h];
-    if (ep) cancelled(ep, token);
+    if (ep) requestCancelled(ep, token);
   },
   diag(h, kind, p, n) {
     hosts[h]?._diag(A.DIAGNOSTICS[kind] ?? String(kind), str(p, n));

@@ -3,8 +3,9 @@
 // the core, which decides what follows (Peer::undelivered); the call whose
 // request failed gets the error as its rejection's cause.
 //
-// Each returns -1, or the byte length of the transport's error message in
-// the input buffer (the EM_JS hooks of wasm/host.cpp).
+// send, sendRequest and sendResult answer the EM_JS hooks of wasm/host.cpp:
+// -1, or the byte length of the transport's error message in the input
+// buffer.
 import * as A from '../dist/weft_abi.js';
 import { M, X, desc, put } from './heap.js';
 import { plainOf } from './tuples.js';

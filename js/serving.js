@@ -76,7 +76,7 @@ function replyError(ep, token, e) {
 // The request was cancelled ($/cancelRequest, or close) and the core
 // answers it -32800: the handler's signal aborts, and whatever it answers
 // later still goes to the core, which discards it and frees the token.
-export function cancelled(ep, token) {
+export function requestCancelled(ep, token) {
   ep.serving[token]?._cancel();
   ep.writers[token]?._cancel();
   ep.writers[token] = undefined;
