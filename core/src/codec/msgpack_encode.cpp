@@ -2,6 +2,7 @@
 // spec order, then the json payload) with msgpack::packer.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -93,33 +94,33 @@ void pack_error(Packer& pk, const Error& e) {  // §5.1 error object
   }
 }
 
+// A request (§4) or, without `id`, a notification (§4.1): the same members
+// but the id.
+void pack_call(Packer& pk, const std::string& method, const std::optional<json>& params, const Id* id) {
+  pk.pack_map(2 + (params ? 1 : 0) + (id ? 1 : 0));
+  pack_str(pk, "jsonrpc");
+  pack_str(pk, "2.0");
+  pack_str(pk, "method");
+  pack_str(pk, method);
+  if (params) {
+    pack_str(pk, "params");
+    pack_value(pk, *params);
+  }
+  if (id) {
+    pack_str(pk, "id");
+    pack_id(pk, *id);
+  }
+}
+
 }  // namespace
 
 // See msgpack_detail.h.
 void pack_message(Packer& pk, const std::string& out, const Message& m) {
   const std::size_t start = out.size();
   if (const auto* r = std::get_if<Request>(&m)) {
-    pk.pack_map(r->params ? 4 : 3);
-    pack_str(pk, "jsonrpc");
-    pack_str(pk, "2.0");
-    pack_str(pk, "method");
-    pack_str(pk, r->method);
-    if (r->params) {
-      pack_str(pk, "params");
-      pack_value(pk, *r->params);
-    }
-    pack_str(pk, "id");
-    pack_id(pk, r->id);
+    pack_call(pk, r->method, r->params, &r->id);
   } else if (const auto* n = std::get_if<Notification>(&m)) {
-    pk.pack_map(n->params ? 3 : 2);
-    pack_str(pk, "jsonrpc");
-    pack_str(pk, "2.0");
-    pack_str(pk, "method");
-    pack_str(pk, n->method);
-    if (n->params) {
-      pack_str(pk, "params");
-      pack_value(pk, *n->params);
-    }
+    pack_call(pk, n->method, n->params, nullptr);
   } else if (const auto* s = std::get_if<Response>(&m)) {
     pk.pack_map(s->metrics ? 4 : 3);
     pack_str(pk, "jsonrpc");
