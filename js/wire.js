@@ -23,7 +23,7 @@ const {
   ID_STRING, METRICS_NONE, MSG_NOTIFICATION, MSG_REQUEST, MSG_RESULT, PAY_INBOUND_BASE, PAY_NONE,
   PAY_TEXT, R_CODE, R_ID_A, R_ID_B, R_ID_KIND, R_KIND, R_METRICS, R_PAY, R_STR_N, R_STR_P,
   R_TEXT_N, R_TEXT_P, R_VALUE, VALUE_ABSENT, VALUE_ARRAY, VALUE_FALSE, VALUE_NON_FINITE,
-  VALUE_NULL, VALUE_NUMBER, VALUE_OBJECT, VALUE_PAYLOAD, VALUE_STRING, VALUE_TRUE,
+  VALUE_NULL, VALUE_NUMBER, VALUE_OBJECT, VALUE_PAYLOAD, VALUE_STRING, VALUE_TRUE, VALUE_VERSION,
 } = A;
 
 /** The ABI kind of a JavaScript value. */
@@ -147,23 +147,23 @@ export function describe(d, m, at) {
 export function describeTuple(d, t, at) {
   switch (t[0]) {  // one comparison per kind: BigInt equality is a call
     case T_REQUEST:
-      at = head(d, VALUE_ABSENT, at);
+      head(d, VALUE_ABSENT);
       at = scalar(d + D_METHOD_KIND, t[2], at);
       at = describeId(d, t[1], at);
       return describeParams(d, t[3], at);
     case T_RESULT:
-      at = head(d, VALUE_ABSENT, at);
+      head(d, VALUE_ABSENT);
       noCall(d);
       at = describeId(d, t[1], at);
       if (t.length > 2) describeResult(d, t[2]);
       return at;
     case T_NOTIFICATION:
-      at = head(d, VALUE_ABSENT, at);
+      head(d, VALUE_ABSENT);
       M.HEAPF64[d + D_ID_KIND] = VALUE_ABSENT;
       at = scalar(d + D_METHOD_KIND, t[1], at);
       return describeParams(d, t[2], at);
     case T_ERROR:
-      at = head(d, VALUE_OBJECT, at);
+      head(d, VALUE_OBJECT);
       noCall(d);
       at = describeId(d, t[1], at);
       return describeError(d, t[2], t[3], t[4], at);
@@ -173,12 +173,13 @@ export function describeTuple(d, t, at) {
   }
 }
 
-// A tuple's implied members: an object, "jsonrpc": "2.0", the error's kind.
-function head(d, errorKind, at) {
+// A tuple's implied members: an object, "jsonrpc": "2.0" (VALUE_VERSION:
+// nothing to spell), the error's kind.
+function head(d, errorKind) {
   begin(d);
-  at = putString(d + D_JSONRPC_KIND, '2.0', at);
-  M.HEAPF64[d + D_ERROR_KIND] = errorKind;
-  return at;
+  const F = M.HEAPF64;
+  F[d + D_JSONRPC_KIND] = VALUE_VERSION;
+  F[d + D_ERROR_KIND] = errorKind;
 }
 
 // A response tuple has no method and no params.

@@ -24,7 +24,9 @@
 // Absent: no such member (or undefined). Payload: the value is a handle.
 // NonFinite: a number JSON cannot express (NaN, ±Infinity). Array/Object in a
 // member that is not a payload (jsonrpc, method, id, error.code/message) are
-// described by kind only: the core then only names their type.
+// described by kind only: the core then only names their type. Version: in
+// the jsonrpc slot only, "2.0" by construction — a tuple's (docs/protocol.md,
+// "Tuples"), which has no version member to spell.
 #define WEFT_ABI_VALUE_KINDS(X) \
   X(VALUE_ABSENT, 0)                  \
   X(VALUE_NULL, 1)                    \
@@ -35,7 +37,8 @@
   X(VALUE_ARRAY, 6)                   \
   X(VALUE_OBJECT, 7)                  \
   X(VALUE_NON_FINITE, 8)              \
-  X(VALUE_PAYLOAD, 9)
+  X(VALUE_PAYLOAD, 9)                 \
+  X(VALUE_VERSION, 10)
 
 // -- The incoming descriptor: one record of DESC_SIZE doubles per message -----
 // D_SHAPE: VALUE_OBJECT for a message object, else the kind of the non-object

@@ -230,7 +230,9 @@ std::string_view text(const double* d, int a, int b, const char* in) {
 // What judge() reads, from the slots: no member is rebuilt to be judged.
 Shape shape_of(const double* d, const char* in) {
   Shape s;
-  s.version = static_cast<int>(d[D_JSONRPC_KIND]) == VALUE_STRING && text(d, D_JSONRPC_A, D_JSONRPC_B, in) == "2.0";
+  const int version = static_cast<int>(d[D_JSONRPC_KIND]);
+  s.version = version == VALUE_VERSION ||
+              (version == VALUE_STRING && text(d, D_JSONRPC_A, D_JSONRPC_B, in) == "2.0");
   s.method = member_kind(d, D_METHOD_KIND);
   s.id = member_kind(d, D_ID_KIND);
   s.params = member_kind(d, D_PARAMS_KIND);
