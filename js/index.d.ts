@@ -1,4 +1,5 @@
 // Type declarations for weft-rpc.
+import type { RPCTransport } from './transports/index.js';
 
 /** A request (JSON-RPC 2.0 §4): answered with a response carrying the same `id`. */
 export interface JSONRPCRequest {
@@ -50,52 +51,8 @@ export type WireMessage = JSONRPCMessage | JSONRPCTuple | (JSONRPCMessage | JSON
 export declare function asMessage(wire: WireMessage): JSONRPCMessage | JSONRPCMessage[];
 export declare function asMessage(wire: unknown): unknown;
 
-/** Moves messages; write your own with these three (onClose optional). */
-export interface RPCTransport {
-  /** Delivers a message or a batch to the other side (tuples only where `tuples` is true). */
-  send(message: WireMessage): void;
-  /** Registers the one function that receives what arrives (any value: the core judges it). */
-  onMessage(handler: (message: unknown) => void): void;
-  /** Stops listening and releases the channel (called by the endpoint's destroy()). */
-  destroy?(): void;
-  /** Called once when the other side is gone; pending calls then reject with -32002. */
-  onClose?(handler: () => void): void;
-  /**
-   * Messages a packing transport could not post (send() itself does not throw
-   * then): called later than send() (from a microtask, or from destroy()) once
-   * per failed message, with the object passed to send() and the error (e.g.
-   * DataCloneError). The other messages of the same flush are still delivered,
-   * in order. No handler: console.warn. Unpacked, send() throws as before.
-   */
-  onSendError?(handler: (message: WireMessage, error: unknown) => void): void;
-  /**
-   * True once the other side announced that it reads tuples: the endpoint
-   * then sends them (postMessage transports; a transport without it gets
-   * plain JSON-RPC). Every endpoint reads tuples it receives.
-   */
-  readonly tuples?: boolean;
-}
-
-/** The postMessage transports: plus onSendError. */
-export interface PostMessageTransport extends RPCTransport {
-  /** Stops listening; pending calls of the endpoint reject with -32002. */
-  destroy(): void;
-  onClose(handler: () => void): void;
-  onSendError(handler: (message: WireMessage, error: unknown) => void): void;
-  readonly tuples: boolean;
-}
-
-/**
- * Options of the postMessage transports. `pack`: coalesce the messages sent
- * during one turn into one postMessage, `{ "weft/pack": [m1, m2, …] }` (a lone
- * message is posted on its own). `'auto'` (default): once the other side has
- * announced itself or sent a pack; `true`: from the start (the peer must be
- * weft); `false`: never, and plain JSON-RPC only (no announcement, no tuples).
- * Packs and tuples are always read on receipt.
- */
-export interface PostMessageTransportOptions {
-  pack?: boolean | 'auto';
-}
+// The transports (RPCTransport and the factories): js/transports/index.d.ts.
+export * from './transports/index.js';
 
 /** Error codes used by weft (weft/error.h). */
 export declare const ErrorCode: Readonly<{
@@ -446,86 +403,6 @@ export declare class Peer<Remote = any, Local = any> extends Endpoint<Remote, Lo
   call<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
   call<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
 }
-
-/** What windowTransport() posts to: a Window (an iframe's contentWindow, window.parent). */
-export interface PostTarget {
-  /** Window.postMessage. */
-  postMessage(message: unknown, targetOrigin: string): void;
-}
-/** What windowTransport() listens on: a Window (default: this one). */
-export interface MessageSource {
-  /** Listens for message events. */
-  addEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
-  /** Stops listening. */
-  removeEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
-  location?: { origin: string };
-}
-
-/** A browser MessagePort or a node:worker_threads MessagePort. */
-export interface PortLike {
-  /** Posts a message to the other end. */
-  postMessage(message: unknown): void;
-  /** Listens for message (and close) events. */
-  addEventListener(type: string, listener: (ev: any) => void): void;
-  /** Stops listening. */
-  removeEventListener(type: string, listener: (ev: any) => void): void;
-  /** Starts delivery (browser MessagePort). */
-  start?(): void;
-  /** Closes the port. */
-  close?(): void;
-}
-/** A browser Worker (EventTarget) or a node:worker_threads Worker (EventEmitter). */
-export interface WorkerLike {
-  /** Posts a message to the worker. */
-  postMessage(message: unknown): void;
-  /** Stops the worker; weft then rejects its pending calls. */
-  terminate(): unknown;
-  /** Browser Worker: listens for messages and errors. */
-  addEventListener?(type: string, listener: (ev: any) => void): void;
-  /** Browser Worker: stops listening. */
-  removeEventListener?(type: string, listener: (ev: any) => void): void;
-  /** node:worker_threads Worker: listens for messages and exit. */
-  on?(event: string, listener: (...args: any[]) => void): unknown;
-  /** node:worker_threads Worker: stops listening. */
-  off?(event: string, listener: (...args: any[]) => void): unknown;
-}
-
-/**
- * Between windows (iframe ↔ parent). `origin`: the allowed origin(s); messages
- * are posted with it as targetOrigin. Omitted: `source`'s own origin. "*" only
- * when passed (with a console warning).
- */
-export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | readonly string[], options?: PostMessageTransportOptions): PostMessageTransport;
-/** A MessagePort (MessageChannel, worker_threads). */
-export declare function portTransport(port: PortLike, options?: PostMessageTransportOptions): PostMessageTransport;
-/** A Worker (browser or node:worker_threads); terminating it rejects pending calls. */
-export declare function workerTransport(worker: WorkerLike, options?: PostMessageTransportOptions): PostMessageTransport;
-/** Inside a worker: its global scope, or Node's parentPort. */
-export declare function selfTransport(options?: PostMessageTransportOptions): PostMessageTransport;
-
-/** What webSocketTransport needs: the browser's WebSocket, or npm `ws`'s. */
-export interface WebSocketLike {
-  readonly readyState: number;
-  /** Sends one text frame. */
-  send(data: string): void;
-  /** Closes the connection. */
-  close(code?: number, reason?: string): void;
-  /** Listens for open, message and close events. */
-  addEventListener(type: 'open' | 'message' | 'close', listener: (event: any) => void): void;
-  /** Stops listening. */
-  removeEventListener(type: 'open' | 'message' | 'close', listener: (event: any) => void): void;
-}
-/** The transports that own a connection: destroy() closes it; onClose always exists. */
-export interface ConnectionTransport extends RPCTransport {
-  destroy(): void;
-  onClose(handler: () => void): void;
-}
-/**
- * A WebSocket (e.g. to `weft serve --ws`): one JSON-RPC message per text
- * frame. Sends wait until it opens; when it closes, pending calls reject at
- * once with -32002. destroy() closes the socket.
- */
-export declare function webSocketTransport(ws: WebSocketLike): ConnectionTransport;
 
 /**
  * Resolves when the WebAssembly core has loaded; rejects with an RPCError
