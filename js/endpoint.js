@@ -16,7 +16,7 @@ import { cancelled } from './context.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
-import { sendFailedLater } from './outgoing.js';
+import { sendFailed } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { requestWithRetry } from './retry.js';
 import { register } from './serving.js';
@@ -53,7 +53,6 @@ export class Endpoint {
     this.calls = [];            // token → call record
     this.freeCalls = [];
     this.live = 0;
-    this.calling = null;        // the call record while weft_call runs (outgoing.js sendRequest)
     this.serving = [];          // reply token → ServeContext of an async handler (serving.js)
     this.writers = [];          // reply token → ServeContext waiting for stream credit
     this.transfers = new WeakMap();  // chunk value → the buffer to transfer with it
@@ -71,7 +70,7 @@ export class Endpoint {
       if (typeof transport.onClose === 'function')
         transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
       if (typeof transport.onSendError === 'function')
-        transport.onSendError((m, e) => sendFailedLater(this, m, e));
+        transport.onSendError((m, e) => sendFailed(this, m, e));
     }
     whenLoaded(this);
   }
@@ -245,14 +244,8 @@ export class Endpoint {
     const token = this._token(rec);
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
     const mlen = put(typeof method === 'string' ? method : String(method));
-    this.calling = rec;
-    let id;
-    try {
-      id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
-        rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
-    } finally {
-      this.calling = null;
-    }
+    const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
+      rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
     if (id === 0) {
       this._untoken(token);
       rec.reject(lastError());

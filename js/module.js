@@ -20,15 +20,15 @@ let loadError = null;
 const hooks = {
   send(h, recs, count, batch, text) {
     const ep = hosts[h];
-    return ep ? send(ep, recs, count, batch, text) : -1;
+    if (ep) send(ep, recs, count, batch, text);
   },
   result(h, rec, text) {
     const ep = hosts[h];
-    return ep ? sendResult(ep, rec, text) : -1;
+    if (ep) sendResult(ep, rec, text);
   },
   request(h, rec, text) {
     const ep = hosts[h];
-    return ep ? sendRequest(ep, rec, text) : -1;
+    if (ep) sendRequest(ep, rec, text);
   },
   discard(h, recs, count) {
     const ep = hosts[h];

@@ -1,15 +1,15 @@
 // What the core sends, handed to the transport: the records of wasm/records.h
-// turned into wire values (wire.js). A transport's error is given back to
-// the core, which decides what follows (Peer::undelivered); the call whose
-// request failed gets the error as its rejection's cause.
-//
-// send, sendRequest and sendResult answer the EM_JS hooks of wasm/host.cpp:
-// -1, or the byte length of the transport's error message in the input
-// buffer.
+// turned into wire values (wire.js), for the EM_JS hooks js_send, js_request
+// and js_result of wasm/host.cpp. What a transport cannot send — its send()
+// throws, or a packing transport reports it later (onSendError) — goes back
+// to the core from a microtask, never under the core's own call: the core
+// decides what follows (Peer::undelivered), and the call whose request
+// failed gets the transport's error as its rejection's cause.
 import * as A from '../dist/weft_abi.js';
 import { M, X, desc, put } from './heap.js';
-import { plainOf } from './tuples.js';
-import { describeId, message, request, result } from './wire.js';
+import { inboundMark, unwindInbound } from './payloads.js';
+import { isTuple, plainOf } from './tuples.js';
+import { describe, describeTuple, message, request, result } from './wire.js';
 
 /**
  * `count` records at `recs`: every message but a single call's request and
@@ -32,30 +32,21 @@ export function send(ep, recs, count, batch, text) {
   if (buf) ep.transfers.delete(pv);
   try {
     ep.transport.send(o, false, buf ? [buf] : undefined);
-    return -1;
   } catch (e) {
-    for (const m of batch ? o : [o]) noteSendError(ep, plainOf(m), e);
-    return put(String(e?.message ?? e));
+    sendFailed(ep, o, e);
   }
 }
 
 /** The one request record at `recs` (PeerOptions::send_request). */
 export function sendRequest(ep, recs, text) {
-  const r = recs >> 3;
-  // The call weft_call is making learns its id here, before weft_call
-  // returns it, so that a send error finds the call.
-  const c = ep.calling;
-  if (c !== null && c.id === 0 && M.HEAPF64[r + A.R_ID_KIND] === A.ID_INT) c.id = M.HEAPF64[r + A.R_ID_A];
-  const o = request(ep.out, r, text, ep.transport.tuples === true);
+  const o = request(ep.out, recs >> 3, text, ep.transport.tuples === true);
   try {
     // A request while no other call is pending (calls made one after
     // another): nothing else will follow it this turn, so a packing
     // transport need not hold it for the flush (js/pack.js).
     ep.transport.send(o, ep.live <= 1, undefined);
-    return -1;
   } catch (e) {
-    noteSendError(ep, plainOf(o), e);
-    return put(String(e?.message ?? e));
+    sendFailed(ep, o, e);
   }
 }
 
@@ -64,11 +55,17 @@ export function sendResult(ep, recs, text) {
   const o = result(ep.out, recs >> 3, text, ep.transport.tuples === true);
   try {
     ep.transport.send(o, false, undefined);
-    return -1;
   } catch (e) {
-    return put(String(e?.message ?? e));
+    sendFailed(ep, o, e);
   }
 }
+
+/**
+ * Message or batch `o` (as given to transport.send) could not be sent (`e`):
+ * from send()'s catch, and the transport's onSendError, which may call it
+ * under the core's own call (a packing transport posting at once).
+ */
+export function sendFailed(ep, o, e) { queueMicrotask(() => undelivered(ep, o, e)); }
 
 // A request that could not be sent: its call's rejection gets `e` as cause.
 function noteSendError(ep, m, e) {
@@ -77,19 +74,42 @@ function noteSendError(ep, m, e) {
   if (rec) rec.sendError = e;
 }
 
-/**
- * transport.onSendError: a message the transport accepted could not be
- * posted after all. The core decides what follows (Peer::undelivered).
- */
-export function sendFailedLater(ep, o, e) {
-  o = plainOf(o);
-  if (!ep.h || o === null || typeof o !== 'object' || Array.isArray(o)) return;
-  noteSendError(ep, o, e);
-  const kind = typeof o.method === 'string' ? (o.id === undefined ? A.MSG_NOTIFICATION : A.MSG_REQUEST)
-    : o.error !== undefined ? A.MSG_ERROR : A.MSG_RESULT;
-  const d = desc(A.D_SIZE);
-  M.HEAPF64.fill(0, d, d + A.D_SIZE);
-  const mlen = put(String(e?.message ?? e));
-  describeId(d, o.id, mlen);
-  X._weft_undelivered(ep.h, kind, mlen);
+// Whether message `m` alone could be sent: the transport's own check, or
+// structured clone's (the postMessage transports'). Asked only after a
+// batch failed, to tell the element that failed from the rest.
+function sendable(transport, m) {
+  if (typeof transport.sendable === 'function') return transport.sendable(m);
+  if (typeof structuredClone !== 'function') return true;
+  try {
+    structuredClone(m);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// `o` is described to the core as incoming messages are, each with whether
+// it could be sent on its own (a batch's; a single message could not), and
+// the core decides what follows (Peer::undelivered).
+function undelivered(ep, o, e) {
+  if (!ep.h) return;
+  const list = Array.isArray(o) && !isTuple(o) ? o : [o];
+  const n = list.length;
+  if (n === 0) return;
+  for (const m of list) noteSendError(ep, plainOf(m), e);
+  const mark = inboundMark();
+  try {
+    const mlen = put(String(e?.message ?? e));
+    const base = desc(n * (A.D_SIZE + 1));
+    let at = mlen;
+    for (let i = 0; i < n; i++) {
+      const m = list[i];
+      at = isTuple(m) ? describeTuple(base + i * A.D_SIZE, m, at) : describe(base + i * A.D_SIZE, m, at);
+    }
+    const flags = base + n * A.D_SIZE;
+    for (let i = 0; i < n; i++) M.HEAPF64[flags + i] = n === 1 || !sendable(ep.transport, list[i]) ? 1 : 0;
+    X._weft_undelivered(ep.h, n, list === o ? 1 : 0, mlen);
+  } finally {
+    unwindInbound(mark);
+  }
 }

@@ -402,6 +402,69 @@ TEST_CASE("undelivered fails a request, re-answers a result, reports the rest", 
           R"([{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":1},)"
           R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":2}])");
   }
+  SECTION("an error response with data: sent again without its data") {
+    l.peer->method("deny", SyncHandler([](const json&) -> Result<json> { return Error(7, "seven", json::array({7})); }));
+    l.in(R"({"jsonrpc":"2.0","method":"deny","id":5})");
+    REQUIRE(l.out.size() == 1);
+    l.peer->undelivered(l.out[0], why);
+    REQUIRE(l.sent.size() == 2);
+    CHECK(l.sent[1] == R"({"jsonrpc":"2.0","error":{"code":7,"message":"seven"},"id":5})");
+    // That one failing too is not retried.
+    REQUIRE(l.out.size() == 2);
+    l.peer->undelivered(l.out[1], why);
+    CHECK(l.sent.size() == 2);
+  }
+}
+
+TEST_CASE("undelivered with the failing element marked sends the rest of its batch again as it was", "[policy]") {
+  PolicyLoop l;
+  l.peer->method("echo", SyncHandler([](const json& p) -> Result<json> { return p; }));
+  l.peer->method("deny", SyncHandler([](const json&) -> Result<json> { return Error(7, "seven", json::array({7})); }));
+  const Error why(code::kInternalError, "DataCloneError");
+
+  SECTION("answers: each keeps its own id and its own outcome") {
+    l.in(R"([{"jsonrpc":"2.0","method":"echo","params":[1],"id":1},{"jsonrpc":"2.0","method":"echo","params":[2],"id":2},)"
+         R"({"jsonrpc":"2.0","method":"deny","id":3},{"jsonrpc":"2.0","method":"deny","id":4}])");
+    REQUIRE(l.out.size() == 1);
+    l.peer->undelivered(l.out[0], why, {false, true, true, false});
+    REQUIRE(l.sent.size() == 2);
+    CHECK(l.sent[1] ==
+          R"([{"jsonrpc":"2.0","result":[1],"id":1},)"
+          R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":2},)"
+          R"({"jsonrpc":"2.0","error":{"code":7,"message":"seven"},"id":3},)"
+          R"({"jsonrpc":"2.0","error":{"code":7,"message":"seven","data":[7]},"id":4}])");
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed});
+  }
+  SECTION("calls: the marked one fails, the others are sent again and still answered") {
+    std::vector<std::optional<Result<json>>> got(2);
+    std::vector<BatchEntry> entries(2);
+    entries[0].method = "a";
+    entries[0].params = json::array({1});
+    entries[0].done = [&](Result<json> r) { got[0] = std::move(r); };
+    entries[1].method = "b";
+    entries[1].params = json::array({2});
+    entries[1].done = [&](Result<json> r) { got[1] = std::move(r); };
+    REQUIRE(l.peer->batch(std::move(entries), {}, 0).ok());
+    REQUIRE(l.out.size() == 1);
+    l.peer->undelivered(l.out[0], why, {false, true});
+    REQUIRE(got[1]);
+    CHECK(got[1]->error().code == code::kClosed);
+    CHECK_FALSE(got[0]);
+    REQUIRE(l.sent.size() == 2);
+    CHECK(l.sent[1] == R"([{"jsonrpc":"2.0","method":"a","params":[1],"id":1}])");
+    l.in(R"([{"jsonrpc":"2.0","result":"A","id":1}])");
+    REQUIRE(got[0]);
+    CHECK(got[0]->value() == "A");
+    CHECK(l.peer->pending() == 0);
+  }
+  SECTION("none marked: the transport failed, every message counts") {
+    l.in(R"([{"jsonrpc":"2.0","method":"echo","params":[1],"id":1},{"jsonrpc":"2.0","method":"deny","id":2}])");
+    l.peer->undelivered(l.out[0], why, {false, false});
+    REQUIRE(l.sent.size() == 2);
+    CHECK(l.sent[1] ==
+          R"([{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":1},)"
+          R"({"jsonrpc":"2.0","error":{"code":7,"message":"seven"},"id":2}])");
+  }
 }
 
 // ---- 7. Non-finite ids ---------------------------------------------------------------

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
 #include "abi.h"
 #include "calls.h"
@@ -409,20 +412,31 @@ EMSCRIPTEN_KEEPALIVE int weft_cancel(int h, double id) {
   return x && x->peer->cancel(Id::integer(static_cast<std::int64_t>(id))) ? 1 : 0;
 }
 
-// A message the transport accepted but could not deliver after all (a
-// deferred postMessage failure). kind: abi MSG_*; its id is descriptor 0's
-// (D_ID_*); the transport's message in the input buffer [0, mlen).
-EMSCRIPTEN_KEEPALIVE void weft_undelivered(int h, int kind, std::size_t mlen) {
+// What the transport could not send (js/outgoing.js), for the core to
+// decide what follows (Peer::undelivered): `count` messages, a batch if
+// `batch`, described in the descriptor array as incoming ones are, then
+// `count` doubles, 1 for each message that could not be encoded on its own;
+// the transport's message in the input buffer [0, mlen). The payload handles
+// are inbound: what goes again is sent within this call.
+EMSCRIPTEN_KEEPALIVE void weft_undelivered(int h, int count, int batch, std::size_t mlen) {
   Host* x = host(h);
-  if (!x) return;
-  std::string why(input().data(), mlen);
-  const Id id = read_descriptor_id(descriptors(abi::D_SIZE), input().data()).value_or(Id());
+  if (!x || count <= 0) return;
+  const std::string why(input().data(), mlen);
+  const std::size_t n = static_cast<std::size_t>(count);
+  const double* d = descriptors(n * abi::D_SIZE + n);
   Outgoing o;
-  if (kind == abi::MSG_REQUEST) o.messages.emplace_back(Request{id, std::string(), std::nullopt});
-  else if (kind == abi::MSG_RESULT) o.messages.emplace_back(Response{id, json()});
-  else if (kind == abi::MSG_ERROR) o.messages.emplace_back(Response{id, Error()});
-  else o.messages.emplace_back(Notification{std::string(), std::nullopt});
-  x->peer->undelivered(o, Error(code::kClosed, why));
+  o.batch = batch != 0;
+  std::vector<bool> failed;
+  for (std::size_t i = 0; i < n; ++i) {
+    Item item = read_descriptor(d + i * abi::D_SIZE, input().data());
+    // JS describes what it built from the core's records: never Invalid.
+    if (std::holds_alternative<Invalid>(item)) continue;
+    std::visit([&o](auto&& m) {
+      if constexpr (!std::is_same_v<std::decay_t<decltype(m)>, Invalid>) o.messages.emplace_back(std::move(m));
+    }, std::move(item));
+    failed.push_back(d[n * abi::D_SIZE + i] != 0);
+  }
+  x->peer->undelivered(o, Error(code::kClosed, why), failed);
 }
 
 // Fails calls whose deadline has passed; returns the next deadline (-1: none).

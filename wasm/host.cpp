@@ -15,10 +15,10 @@
 
 // clang-format off
 // (Module.weft is js/module.js's hooks, installed before any export runs)
-EM_JS(int, js_send, (int h, const double* recs, int count, int batch, const char* text),
-      { return Module.weft.send(h, recs, count, batch, text); });
-EM_JS(int, js_result, (int h, const double* rec, const char* text), { return Module.weft.result(h, rec, text); });
-EM_JS(int, js_request, (int h, const double* rec, const char* text), { return Module.weft.request(h, rec, text); });
+EM_JS(void, js_send, (int h, const double* recs, int count, int batch, const char* text),
+      { Module.weft.send(h, recs, count, batch, text); });
+EM_JS(void, js_result, (int h, const double* rec, const char* text), { Module.weft.result(h, rec, text); });
+EM_JS(void, js_request, (int h, const double* rec, const char* text), { Module.weft.request(h, rec, text); });
 EM_JS(void, js_discard, (int h, const double* recs, int count), { Module.weft.discard(h, recs, count); });
 EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
       { Module.weft.settle(h, token, slot, p, n); });
@@ -49,22 +49,6 @@ std::string g_text;
 
 void dump_to(const json& v, std::string& out) {
   out = v.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// What a send hook returned: -1 sent, else the byte length of the
-// transport's error message in the input buffer (then copied to `why`).
-bool sent(int n, std::string& why) {
-  if (n < 0) return true;
-  why.assign(g_in.data(), static_cast<std::size_t>(n));
-  return false;
-}
-
-// Message `m` of host `h`, which its transport could not send (`why`), for
-// the core to answer as it answers any undelivered message.
-void undelivered(int h, Message&& m, const std::string& why) {
-  Outgoing o;
-  o.messages.emplace_back(std::move(m));
-  if (Host* x = host(h)) x->peer->undelivered(o, Error(code::kClosed, why));
 }
 
 }  // namespace
@@ -139,9 +123,9 @@ double* descriptors(std::size_t n) {
   return g_desc.data();
 }
 
-bool js_send_records(int h, Outgoing& o, std::string& why) {
+void js_send_records(int h, Outgoing& o) {
   write_records(o, g_rec, g_text);
-  return sent(js_send(h, g_rec.data(), static_cast<int>(o.messages.size()), o.batch ? 1 : 0, g_text.data()), why);
+  js_send(h, g_rec.data(), static_cast<int>(o.messages.size()), o.batch ? 1 : 0, g_text.data());
 }
 
 void js_discard_records(int h, Outgoing& o) {
@@ -168,23 +152,18 @@ int create_host(PeerOptions o) {
   }
   auto x = std::make_unique<Host>();
   x->handle = h;
-  o.send = [h](Outgoing&& m) {
-    std::string why;
-    if (!js_send_records(h, m, why))
-      if (Host* x = host(h)) x->peer->undelivered(m, Error(code::kClosed, why));
-  };
-  // One result, one record: no Outgoing made for it. A failed send is
-  // reported as `send` reports one (the core answers -32603 instead).
+  // A message the transport cannot send comes back later, through
+  // weft_undelivered (js/outgoing.js): the hooks only post.
+  o.send = [h](Outgoing&& m) { js_send_records(h, m); };
+  // One result, one record: no Outgoing made for it.
   o.send_result = [h](const Id& id, json&& v) {
-    std::string why;
     write_result(id, v, g_rec, g_text);
-    if (!sent(js_result(h, g_rec.data(), g_text.data()), why)) undelivered(h, Response{id, json()}, why);
+    js_result(h, g_rec.data(), g_text.data());
   };
   // One request, one record, the same way (its params' handle is taken).
   o.send_request = [h](const Id& id, const std::string& method, std::optional<json>& params) {
-    std::string why;
     write_request(id, method, params, g_rec, g_text);
-    if (!sent(js_request(h, g_rec.data(), g_text.data()), why)) undelivered(h, Request{id, method, std::nullopt}, why);
+    js_request(h, g_rec.data(), g_text.data());
   };
   o.discard = [h](Outgoing&& m) {
     js_discard_records(h, m);

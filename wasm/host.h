@@ -62,9 +62,9 @@ std::function<void(const ResponseMetrics&)> metrics_to(int h, int token);
 bool wants_metrics(const Host& x, int ask);
 
 // -- hooks into JS ------------------------------------------------------------
-// Outgoing messages as records (records.cpp); false if the transport threw,
-// with its message in `why`.
-bool js_send_records(int h, Outgoing& o, std::string& why);
+// Outgoing messages as records (records.cpp), posted by JS. One the
+// transport cannot send comes back through weft_undelivered.
+void js_send_records(int h, Outgoing& o);
 void js_discard_records(int h, Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
 void js_cancelled_call(int h, int token);

@@ -101,8 +101,6 @@ json scalar(const double* d, int kind, int a, int b, const char* in) {
   }
 }
 
-bool present(const double* d, int kind) { return static_cast<int>(d[kind]) != VALUE_ABSENT; }
-
 // A metrics member's number as a JSON parse of its text would type it
 // (non-negative integers unsigned); NaN: not a number, left out.
 void metric(json::object_t& o, const char* name, double v) {
@@ -192,15 +190,6 @@ struct Described {
 
 void append_described(std::vector<Item>& items, const double* d, const char* in) {
   items.emplace_back(Described{d, in});
-}
-
-std::optional<Id> read_descriptor_id(const double* d, const char* in) {
-  if (!present(d, D_ID_KIND)) return std::nullopt;
-  if (static_cast<int>(d[D_ID_KIND]) == VALUE_NUMBER && d[D_ID_C] > 0) {
-    const std::string lexeme(in + static_cast<std::size_t>(d[D_ID_B]), static_cast<std::size_t>(d[D_ID_C]));
-    return Id::from_json(json(d[D_ID_A]), &lexeme);
-  }
-  return Id::from_json(scalar(d, D_ID_KIND, D_ID_A, D_ID_B, in));
 }
 
 namespace {

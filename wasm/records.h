@@ -32,7 +32,5 @@ Item read_descriptor(const double* d, const char* in);
 // returned and then pushed would be moved, and the emptied one destroyed,
 // per message).
 void append_described(std::vector<Item>& items, const double* d, const char* in);
-// Only the id of descriptor `d` (nullopt: not a valid id).
-std::optional<Id> read_descriptor_id(const double* d, const char* in);
 
 }  // namespace weft::wasm

@@ -22,6 +22,12 @@ export interface RPCTransport {
    */
   onSendError?(handler: (message: WireMessage, error: unknown) => void): void;
   /**
+   * Whether `message` alone could be sent. Asked only after send() failed on
+   * a batch, to tell the element that failed from the rest (which then go
+   * again). Default: structured clone succeeds on it.
+   */
+  sendable?(message: WireMessage): boolean;
+  /**
    * True once the other side announced that it reads tuples: the endpoint
    * then sends them (postMessage transports; a transport without it gets
    * plain JSON-RPC). Every endpoint reads tuples it receives.

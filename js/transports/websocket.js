@@ -34,6 +34,16 @@ export function webSocketTransport(ws) {
       if (ws.readyState === 0) queue.push(s);
       else ws.send(s);
     },
+    // After a batch failed: whether this element alone is JSON (a BigInt or
+    // a cycle is not).
+    sendable(message) {
+      try {
+        JSON.stringify(message);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     onMessage(h) { handler = h; },
     onClose(h) { onClose.push(h); if (closed) h(); },
     destroy() {

@@ -452,10 +452,17 @@ class Peer {
   bool cancel(const Id& id);
 
   // The transport could not deliver `o` (for example a value that cannot be
-  // cloned). A request's call fails with kClosed naming `why`; a result is
-  // answered again as -32603 so that the caller is not left waiting (§5.1
-  // "Internal JSON-RPC error"); anything else is reported (SendFailed).
-  void undelivered(const Outgoing& o, const Error& why);
+  // cloned). `failed[i]` marks the messages that could not be encoded; none
+  // marked (or `failed` empty) means the transport failed as a whole and
+  // every message counts. A marked request's call fails with kClosed naming
+  // `why`; a marked result is answered again as -32603 so that the caller is
+  // not left waiting (§5.1 "Internal JSON-RPC error"); a marked error goes
+  // again without its data (the part that could not be sent), an error
+  // without data is not retried, a notification is only reported. The
+  // messages not marked did not leave either (their batch did not): they go
+  // again as they were, in the same batch, so that every request still gets
+  // its own answer (§6). Every call is reported (SendFailed).
+  void undelivered(const Outgoing& o, const Error& why, const std::vector<bool>& failed = {});
 
   // Earliest timeout among pending calls; nullopt when none.
   std::optional<Millis> next_deadline() const;

@@ -225,22 +225,35 @@ bool Peer::cancel(const Id& id) {
   return true;
 }
 
-void Peer::undelivered(const Outgoing& o, const Error& why) {
+void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bool>& failed) {
   auto self = s_;
   PeerState& s = *self;
   s.diag(Diagnostic::Kind::SendFailed, "the transport could not deliver a message: " + why.message, why);
+  const bool known = std::find(failed.begin(), failed.end(), true) != failed.end();
   Outgoing again;
   again.batch = o.batch;
-  for (const Message& m : o.messages) {
-    if (const auto* q = std::get_if<Request>(&m)) {
+  for (std::size_t i = 0; i < o.messages.size(); ++i) {
+    const Message& m = o.messages[i];
+    const auto* q = std::get_if<Request>(&m);
+    if (known && !(i < failed.size() && failed[i])) {
+      // Sendable, but its batch did not leave: again, unless its call ended
+      // meanwhile (a host may report a failure later than the send).
+      if (!q || (q->id.kind() == Id::Kind::Int && s.pending.count(q->id.as_int()))) again.messages.push_back(m);
+      continue;
+    }
+    if (q) {
       s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
-    } else if (const auto* r = std::get_if<Response>(&m); r && !r->is_error()) {
-      again.messages.emplace_back(Response{
-          r->id, Error(code::kInternalError, "Internal error: the result could not be sent: " + why.message)});
+    } else if (const auto* r = std::get_if<Response>(&m)) {
+      if (!r->is_error()) {
+        again.messages.emplace_back(Response{
+            r->id, Error(code::kInternalError, "Internal error: the result could not be sent: " + why.message)});
+      } else if (const Error& e = std::get<Error>(r->outcome); e.data) {
+        again.messages.emplace_back(Response{r->id, Error(e.code, e.message)});
+      }
+      // An error without data that could not be sent is not retried: it
+      // would fail the same way, or loop.
     }
   }
-  // Only the replacement errors go out again; an error response that could
-  // not be sent is not retried (it would fail the same way, or loop).
   if (!again.messages.empty()) s.emit(std::move(again));
 }
 
