@@ -39,6 +39,11 @@ export function callClock(clock) {
   return clock === systemClock ? systemCallNow : () => clock.now();
 }
 
+// The longest delay setTimeout takes: a longer one fires at once (Node, and
+// browsers, read it as 1 ms). A later deadline fires early, finds nothing
+// due, and is armed again.
+const MAX_DELAY = 2 ** 31 - 1;
+
 export class DeadlineTimer {
   /** `fire(now)` runs when the armed deadline passes; it re-arms as needed. */
   constructor(clock, fire) {
@@ -65,7 +70,7 @@ export class DeadlineTimer {
       this.armedAt = -1;
       this.idle = false;
       this.fire(this.clock.now());
-    }, Math.max(0, Math.ceil(deadline - (t ?? this.clock.now()))));
+    }, Math.min(MAX_DELAY, Math.max(0, Math.ceil(deadline - (t ?? this.clock.now())))));
   }
   /** Nothing is pending: keep the timer but let the process exit. */
   rest() {

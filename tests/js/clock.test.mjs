@@ -1,9 +1,10 @@
 // The time a call's deadline counts from (js/timer.js callClock): the system
 // clock read at most once per wall-clock millisecond, never earlier than a
-// fresh reading; a fake Date or another clock read as they are.
+// fresh reading; a fake Date or another clock read as they are. And the
+// endpoint's one timer (DeadlineTimer) with a deadline beyond setTimeout's reach.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { callClock, systemClock } from '../../js/timer.js';
+import { DeadlineTimer, callClock, systemClock } from '../../js/timer.js';
 
 // Clock rates may differ by a few parts per million (NTP): a little slack.
 const SLACK = 0.05;
@@ -52,4 +53,28 @@ test('another clock (simulated time) is read as it is', () => {
   assert.equal(now(), 42);
   t = 43.5;
   assert.equal(now(), 43.5);
+});
+
+test('a deadline further off than setTimeout can wait is armed at its longest delay, and fires once due', () => {
+  let now = 0;
+  const armed = [];
+  const clock = {
+    now: () => now,
+    setTimeout: (fn, ms) => { armed.push({ fn, ms }); return armed.length; },
+    clearTimeout: () => {},
+  };
+  const fired = [];
+  const days30 = 30 * 24 * 3600 * 1000;
+  const timer = new DeadlineTimer(clock, (t) => {
+    fired.push(t);
+    if (t < days30) timer.arm(days30, t);  // as the endpoint re-arms from advance()'s answer
+  });
+  timer.arm(days30, 0);
+  assert.deepEqual(armed.map((a) => a.ms), [2 ** 31 - 1]);
+  now = 2 ** 31 - 1;
+  armed[0].fn();
+  assert.deepEqual(armed.map((a) => a.ms), [2 ** 31 - 1, days30 - (2 ** 31 - 1)]);
+  now = days30;
+  armed[1].fn();
+  assert.deepEqual(fired, [2 ** 31 - 1, days30]);
 });
