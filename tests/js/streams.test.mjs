@@ -1,6 +1,6 @@
 // Streamed results and progress in weft-rpc (docs/streams.md), over an
 // in-process MessageChannel: chunks in order with the final answer, credit
-// bounding what is in flight, break/abort cancelling, refusal when no stream
+// bounding what is in flight, break/abort/timeout cancelling, refusal when no stream
 // was opened, progress only when asked, transferred buffers, and 1 GiB
 // through a slow consumer with memory and the wasm heap bounded.
 import { test } from 'node:test';
@@ -85,6 +85,31 @@ test('break out of for await cancels the call; the handler sees its signal abort
     while (!writeError) await turn();
     assert.equal(writeError.code, ErrorCode.RequestCancelled);
     assert.equal(client.stats().pending, 0);
+  } finally { done(); }
+});
+
+test('a stream whose timeout passes is cancelled on the other side: the handler stops, its maxInFlight slot is freed', T, async () => {
+  const { client, server, done } = pair(undefined, { limits: { maxInFlight: 1 } });
+  try {
+    let aborted;
+    const seen = new Promise((r) => { aborted = r; });
+    let writeError = null;
+    server.method('ping', () => 'pong');
+    server.method('rows', async (_p, ctx) => {
+      ctx.signal.addEventListener('abort', () => aborted(ctx.signal.reason));
+      try {
+        for (let i = 0; ; i++) await ctx.sink.write(i);
+      } catch (e) { writeError = e; }
+      return 'stopped';
+    });
+    const s = client.stream('rows', undefined, { highWaterMark: 2, timeout: 50 });
+    assert.deepEqual(await s.next(), { value: 0, done: false });  // then consume nothing more
+    await assert.rejects(s.result, (e) => e instanceof RPCError && e.code === ErrorCode.Timeout);
+    assert.equal((await seen).code, ErrorCode.RequestCancelled);
+    while (!writeError) await turn();
+    assert.equal(writeError.code, ErrorCode.RequestCancelled);
+    while (server.stats().inFlight !== 0) await turn();
+    assert.equal(await client.request('ping'), 'pong');  // the one slot is free again
   } finally { done(); }
 });
 

@@ -277,6 +277,13 @@ void Peer::advance(Millis now) {
     }
     std::string msg = "Request timed out after " + std::to_string(it->second.timeout) + " ms: " +
                       it->second.method;
+    // The caller gave up: the other side may stop the work and free what it
+    // holds for the call (a stream's queue, a maxInFlight slot), as on
+    // cancel() (docs/protocol.md, "$/cancelRequest").
+    Outgoing o;
+    o.messages.emplace_back(Notification{"$/cancelRequest", json{{"id", n}}});
+    s.emit(std::move(o));
+    if (s.pending.find(n) == s.pending.end()) continue;  // settled meanwhile (a loopback answer)
     s.settle(Id::integer(n), Error(code::kTimeout, std::move(msg)));
   }
 }
