@@ -14,6 +14,7 @@ export class ChunkStream {
     this.ended = false;
     this.error = null;
     this.wake = null;
+    this.last = null;             // the last next()'s promise: the next one waits for it
     /** The handler's final answer (rejects as the iteration does). */
     this.result = null;
     /** The final answer's metrics, once it arrived with them (docs/protocol.md "Metrics"). */
@@ -37,7 +38,17 @@ export class ChunkStream {
     if (this.ended || room * 2 < this.hwm || !this.ep.h || !this.rec?.id) return;
     if (X._weft_grant(this.ep.h, this.rec.id, room)) this.credit += room;
   }
-  async next() {
+  /**
+   * The next chunk. Calls made before the last one settled are answered in
+   * order, one chunk each, as an async generator answers them.
+   */
+  next() {
+    const take = () => this._take();
+    const p = this.last === null ? take() : this.last.then(take, take);
+    this.last = p;
+    return p;
+  }
+  async _take() {
     for (;;) {
       if (this.buf.length) {
         const value = this.buf.shift();

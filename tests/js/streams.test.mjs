@@ -352,3 +352,21 @@ test('a chunk whose measuring throws (a getter) reaches the core as size 0; the 
     assert.equal(server.stats().payloads, 0);
   } finally { done(); }
 });
+
+test('next() called again before the last one settled: each gets the next chunk, in order', T, async () => {
+  const { client, server, done } = pair();
+  try {
+    server.method('count', async ({ n }, ctx) => {
+      for (let i = 0; i < n; i++) {
+        await turn();
+        await ctx.sink.write(i);
+      }
+      return 'done';
+    });
+    const s = client.stream('count', { n: 3 });
+    const all = await Promise.all([s.next(), s.next(), s.next(), s.next()]);
+    assert.deepEqual(all, [{ value: 0, done: false }, { value: 1, done: false }, { value: 2, done: false },
+      { value: undefined, done: true }]);
+    assert.equal(await s.result, 'done');
+  } finally { done(); }
+});
