@@ -26,7 +26,7 @@ import { isTuple } from './tuples.js';
 import { describe, describeTuple, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
-const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed']);
+const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed', 'BadParamSpec']);
 
 // A handshake offer as the core reads it (docs/protocol.md, "Handshake").
 function handshakeOffer(o) {
@@ -90,7 +90,10 @@ export class Endpoint {
     this.queue = null;
     for (const op of q) {
       switch (op[0]) {
-        case 'm': this._register(op[1], op[2], op[3], op[4]); break;
+        case 'm':
+          // method() before the core loaded: too late to throw to its caller.
+          try { this._register(op[1], op[2], op[3], op[4]); } catch (e) { this._diag('BadParamSpec', e.message); }
+          break;
         case 'c': if (!op[1].done) this._call(op[1], op[2], op[3], op[4], op[5]); break;
         case 'n': this.notify(op[1], op[2]); break;
         case 'b': sendBatch(this, op[1], op[2], op[3]); break;

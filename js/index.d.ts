@@ -369,7 +369,12 @@ declare class Endpoint<Remote = any, Local = any> {
   stream<T = unknown>(method: UntypedName<Remote> | TypedName<Remote>, params?: Params, options?: StreamOptions): ChunkStream<T>;
   /** Sends one JSON-RPC batch; one promise per entry, in order. */
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
-  /** Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad params. */
+  /**
+   * Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad
+   * params. A spec the core cannot read (an unknown type or member) throws a TypeError naming
+   * what is wrong (before the core has loaded: the `BadParamSpec` diagnostic), and the method
+   * then answers -32603 saying so rather than serve unchecked.
+   */
   method<P = any, R = unknown>(name: UntypedName<Local>, handler: Handler<P, R>, spec?: ParamSpec): this;
   /** Serves a method of the `Local` map, its handler typed by it. */
   method<K extends TypedName<Local>>(name: K, handler: TypedHandler<Member<Local, K>>, spec?: ParamSpec): this;

@@ -7,14 +7,20 @@
 import * as A from '../dist/weft_abi.js';
 import { ServeContext } from './context.js';
 import { RPCError } from './errors.js';
-import { X, put } from './heap.js';
+import { X, lastError, put } from './heap.js';
 
-/** Declares handler `name` to the core (flags 1: a notification sink). */
+/**
+ * Declares handler `name` to the core (flags 1: a notification sink).
+ * Throws a TypeError for a ParamSpec the core cannot read (the method then
+ * answers every request with what is wrong).
+ */
 export function register(ep, name, handler, flags, spec) {
   const fn = ep.handlers.push({ handler, flags, name }) - 1;
   const nlen = put(String(name));
-  const slen = spec ? put(JSON.stringify(spec), nlen) : 0;
-  X._weft_method(ep.h, nlen, fn, flags, slen);
+  let text;
+  try { text = spec == null ? undefined : JSON.stringify(spec); } catch { text = '"not JSON"'; }
+  const slen = text === undefined ? 0 : put(text, nlen);
+  if (!X._weft_method(ep.h, nlen, fn, flags, slen)) throw new TypeError(lastError().message);
 }
 
 // Runs handler `fn`; returns the answer's payload handle, DISPATCH_LATER

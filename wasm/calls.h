@@ -24,6 +24,10 @@ void give_back(int h, std::optional<json>& params);
 // The error JS reads at weft_error().
 void set_error(const Error& e);
 
+// A method's ParamSpec from its JSON (spec.cpp): an error (-32602) naming
+// what cannot be read.
+Result<ParamSpec> read_spec(const json& j);
+
 // Chunks and progress values of outgoing call `token`, to JS (streams.cpp).
 ChunkHandler chunks_to(int h, int token);
 ProgressHandler progress_to(int h, int token);

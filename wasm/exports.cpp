@@ -78,42 +78,6 @@ void set_error(const Error& e) {
 
 }  // namespace weft::wasm
 
-namespace {
-
-std::optional<ParamSpec> parse_spec(const json& j) {
-  if (!j.is_object()) return std::nullopt;
-  ParamSpec s;
-  static const char* names[] = {
-#define WEFT_ABI_NAME(e, name) name,
-      WEFT_ABI_PARAM_TYPES(WEFT_ABI_NAME)
-#undef WEFT_ABI_NAME
-  };
-  if (auto it = j.find("params"); it != j.end() && it->is_array()) {
-    for (const auto& p : *it) {
-      Param q;
-      if (p.is_string()) {
-        q.name = p.get<std::string>();
-      } else if (p.is_object()) {
-        if (auto n = p.find("name"); n != p.end() && n->is_string()) q.name = n->get<std::string>();
-        if (auto t = p.find("type"); t != p.end() && t->is_string())
-          for (int i = 0; i < 8; ++i)
-            if (t->get<std::string>() == names[i]) q.type = static_cast<ParamType>(i);
-        if (auto r = p.find("required"); r != p.end() && r->is_boolean()) q.required = r->get<bool>();
-      }
-      s.params.push_back(std::move(q));
-    }
-  }
-  auto flag = [&](const char* k, bool& f) {
-    if (auto it = j.find(k); it != j.end() && it->is_boolean()) f = it->get<bool>();
-  };
-  flag("byPosition", s.by_position);
-  flag("byName", s.by_name);
-  flag("allowExtra", s.allow_extra);
-  return s;
-}
-
-}  // namespace
-
 extern "C" {
 
 // The input buffer, at least `n` bytes; valid until the next call asking for more.
@@ -178,8 +142,21 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
   std::optional<ParamSpec> spec;
   if (slen) {
     json j = json::parse(in.data() + nlen, in.data() + nlen + slen, nullptr, false);
-    if (j.is_discarded()) return 0;
-    spec = parse_spec(j);
+    Result<ParamSpec> r = j.is_discarded() ? Result<ParamSpec>(Error(code::kInvalidParams, "ParamSpec: not JSON"))
+                                           : read_spec(j);
+    if (!r.ok()) {
+      // Registered anyway, refusing: a request is answered with what is
+      // wrong rather than "Method not found" (JS throws when it can).
+      const Error refused(code::kInternalError,
+                          "Internal error: method \"" + name + "\" has an invalid " + r.error().message);
+      if (!(flags & 1))
+        x->peer->method(name, DeferrableHandler([refused](json&, Deferral&, const CallInfo&) {
+          return std::optional<Result<json>>(std::in_place, refused);
+        }));
+      set_error(Error(r.error().code, "method \"" + name + "\": " + r.error().message));
+      return 0;
+    }
+    spec = std::move(*r);
   }
   if (flags & 1) {
     x->peer->notification(

@@ -278,3 +278,25 @@ test('10,000 concurrent requests complete; pending table and wasm heap return to
     assert.ok(heapUsed() <= base, `heap ${heapUsed()} > baseline ${base}`);
   } finally { done(); }
 });
+
+test('method(): a ParamSpec the core cannot read throws a TypeError naming what is wrong; the method refuses rather than serve unchecked', async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const server = new Peer(portTransport(port2));
+  const client = new Peer(portTransport(port1));
+  try {
+    const refused = (spec, why) => assert.throws(() => server.method('scale', ({ x }) => x * 2, spec),
+      (e) => e instanceof TypeError && e.message === `method "scale": ParamSpec: ${why}`);
+    refused({ params: [{ name: 'x', type: 'float' }] },
+      'params[0].type "float" is not one of any, null, boolean, integer, number, string, array, object');
+    refused({ params: 'x' }, 'params must be an array');
+    refused({ params: [7] }, 'params[0] must be a name or {name, type, required}');
+    refused({ params: [{ type: 'number' }] }, 'params[0] has no name');
+    refused({ param: ['x'] }, 'unknown member "param"');
+    refused({ byName: 1 }, 'byName must be a boolean');
+    await assert.rejects(client.request('scale', { x: 'abc' }), (e) => e.code === ErrorCode.InternalError &&
+      e.message === 'Internal error: method "scale" has an invalid ParamSpec: byName must be a boolean');
+    server.method('scale', ({ x }) => x * 2, { params: [{ name: 'x', type: 'number' }] });
+    assert.equal(await client.request('scale', { x: 2 }), 4);
+  } finally { client.destroy(); server.destroy(); }
+});
