@@ -101,7 +101,8 @@ export interface WorkerLike {
 
 /**
  * Between windows (iframe ↔ parent). `origin`: the allowed origin(s); messages
- * are posted with it as targetOrigin. Omitted: `source`'s own origin. "*" only
+ * are posted with it as targetOrigin (a list: to each until `target` has
+ * spoken, then to its origin). Omitted: `source`'s own origin. "*" only
  * when passed (with a console warning).
  */
 export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | readonly string[], options?: PostMessageTransportOptions): PostMessageTransport;

@@ -5,7 +5,8 @@ import { eventListening } from './listen.js';
 /**
  * window.postMessage between frames. `origin` is the allowed origin (or a list
  * of them): messages from other origins, or from any window but `target`, are
- * ignored, and messages are posted with an explicit targetOrigin. Omitted, it
+ * ignored, and messages are posted with an explicit targetOrigin (with a
+ * list, to each of them until the other side's origin is known). Omitted, it
  * is `source`'s own origin (same-origin frames). "*" only when passed, with a warning.
  *
  * Messages are posted as a port's are (js/pack.js). With DevTools attached,
@@ -30,7 +31,11 @@ export function windowTransport(target, source = globalThis, origin, options) {
     throw new TypeError('windowTransport(): origin must be a string or an array of strings');
   const any = allowed.includes('*');
   if (any) console.warn('[weft] windowTransport: targetOrigin "*" lets any origin read these messages');
-  let postTo = any ? '*' : allowed[0];
+  // Where to post: known once the other side has spoken (its origin), or
+  // when only one origin is allowed. Until then a message is posted once per
+  // allowed origin: the browser delivers only the post whose targetOrigin is
+  // the target's, and drops the others unread.
+  let postTo = any ? '*' : allowed.length === 1 ? allowed[0] : null;
   const accept = (ev) => {
     if (ev.source !== target) return false;
     if (!any) {
@@ -39,8 +44,13 @@ export function windowTransport(target, source = globalThis, origin, options) {
     }
     return true;
   };
+  const post = (msg, transfer) => {
+    if (postTo !== null) return target.postMessage(msg, postTo, transfer);
+    // Copied, not transferred: a transferred buffer would be gone after the first post.
+    for (const o of allowed) target.postMessage(msg, o);
+  };
   return makeTransport({
-    post: (msg, transfer) => target.postMessage(msg, postTo, transfer),
+    post,
     ...eventListening(source, accept),
     watchClose: null,
     mode,

@@ -135,6 +135,26 @@ test('windowTransport: explicit targetOrigin, source and origin checks', T, asyn
   } finally { client.destroy(); server.destroy(); }
 });
 
+test('windowTransport with a list of origins reaches a frame on any of them, before it has spoken', T, async () => {
+  const parent = fakeWindow('https://app.example');
+  const frame = fakeWindow('https://b.example');
+  frame.sender = parent;
+  parent.sender = frame;
+  const pt = windowTransport(frame, parent, ['https://a.example', 'https://b.example']);
+  const ft = windowTransport(parent, frame, 'https://app.example');
+  const client = new JSONRPCClient(pt);
+  const server = new JSONRPCServer(ft);
+  server.method('hi', () => 'hello');
+  try {
+    assert.equal(await client.request('hi'), 'hello');
+    assert.equal(await client.request('hi'), 'hello');
+    // Each origin in turn until the frame spoke; then only its own.
+    assert.deepEqual(frame.posted.slice(0, 2), ['https://a.example', 'https://b.example']);
+    assert.equal(frame.posted.at(-1), 'https://b.example');
+    assert.ok(frame.posted.length < 8, `${frame.posted.length} posts`);
+  } finally { client.destroy(); server.destroy(); }
+});
+
 test('hostile messages: answered with the right error or dropped; never thrown, state intact', T, async () => {
   const { port1, port2 } = new MessageChannel();
   const diags = [];
