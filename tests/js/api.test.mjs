@@ -300,3 +300,16 @@ test('method(): a ParamSpec the core cannot read throws a TypeError naming what 
     assert.equal(await client.request('scale', { x: 2 }), 4);
   } finally { client.destroy(); server.destroy(); }
 });
+
+test('JSONRPCServer: a call, which could never be answered (responses are ignored), is refused at once', async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const server = new JSONRPCServer(portTransport(port2));
+  const other = new Peer(portTransport(port1));
+  other.method('up', () => 'never seen');
+  try {
+    await assert.rejects(server.request('up'), (e) => e.code === ErrorCode.InvalidRequest && /ignores responses/.test(e.message));
+    await assert.rejects(server.batch([{ method: 'up' }])[0], (e) => e.code === ErrorCode.InvalidRequest);
+    assert.equal(server.stats().pending, 0);
+  } finally { other.destroy(); server.destroy(); }
+});

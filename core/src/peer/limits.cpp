@@ -52,6 +52,12 @@ std::optional<Error> PeerState::refuse_request() {
 }
 
 std::optional<Error> PeerState::refuse_call() const {
+  // Its answer would be ignored (PeerOptions::role): refused now rather than
+  // left to time out.
+  if (opts.role == Role::Server)
+    return Error(code::kInvalidRequest,
+                 "Invalid Request: a server endpoint (Role::Server, JSONRPCServer) ignores responses, so its "
+                 "calls could never be answered: use a Peer");
   if (!remote_draining) return std::nullopt;
   return Error(code::kUnavailable,
                "Service unavailable: the other side is draining (" + remote_draining->reason + ")",
