@@ -199,7 +199,7 @@ export interface ParamSpec {
 export type DiagnosticKind =
   | 'UnknownResponse' | 'InvalidResponse' | 'UnhandledNotification' | 'NotificationFailed'
   | 'ErrorWithoutId' | 'LateReply' | 'BadFrame' | 'IgnoredMessage' | 'SendFailed'
-  | 'BadMessage' | 'NotifyFailed' | 'MetricsHandlerFailed'
+  | 'BadMessage' | 'NotifyFailed' | 'MetricsHandlerFailed' | 'BadParamSpec'
   | (string & {});
 
 /** Time for an endpoint's timeouts; the default is performance.now() and the global timers. */
@@ -397,7 +397,10 @@ export type { Endpoint };
 export declare class JSONRPCClient<Remote = any> extends Endpoint<Remote, any> {
   constructor(transport: RPCTransport, options?: EndpointOptions);
 }
-/** Serves methods and notifications; ignores responses arriving on its transport. */
+/**
+ * Serves methods and notifications; ignores responses arriving on its transport, so its own
+ * request() and batch() calls, which could never be answered, reject at once (-32600).
+ */
 export declare class JSONRPCServer<Local = any> extends Endpoint<any, Local> {
   constructor(transport: RPCTransport, options?: EndpointOptions);
 }

@@ -96,9 +96,12 @@ function undelivered(ep, o, e) {
   const list = Array.isArray(o) && !isTuple(o) ? o : [o];
   const n = list.length;
   if (n === 0) return;
-  for (const m of list) noteSendError(ep, plainOf(m), e);
   const mark = inboundMark();
   try {
+    // Which could not be sent alone; none of a batch: the transport failed.
+    const failed = n === 1 ? [true] : list.map((m) => !sendable(ep.transport, m));
+    const blamed = failed.includes(true);
+    for (let i = 0; i < n; i++) if (failed[i] || !blamed) noteSendError(ep, plainOf(list[i]), e);
     const mlen = put(String(e?.message ?? e));
     const base = desc(n * (A.D_SIZE + 1));
     let at = mlen;
@@ -107,8 +110,12 @@ function undelivered(ep, o, e) {
       at = isTuple(m) ? describeTuple(base + i * A.D_SIZE, m, at) : describe(base + i * A.D_SIZE, m, at);
     }
     const flags = base + n * A.D_SIZE;
-    for (let i = 0; i < n; i++) M.HEAPF64[flags + i] = n === 1 || !sendable(ep.transport, list[i]) ? 1 : 0;
+    for (let i = 0; i < n; i++) M.HEAPF64[flags + i] = failed[i] ? 1 : 0;
     X._weft_undelivered(ep.h, n, list === o ? 1 : 0, mlen);
+  } catch (err) {
+    // From a microtask nothing may escape (a throwing sendable(), an error
+    // whose message throws): what is lost is said, not thrown.
+    ep._diag('SendFailed', 'a message could not be sent, nor reported to the core: ' + String(err?.message ?? err));
   } finally {
     unwindInbound(mark);
   }

@@ -18,7 +18,10 @@ export function register(ep, name, handler, flags, spec) {
   const fn = ep.handlers.push({ handler, flags, name }) - 1;
   const nlen = put(String(name));
   let text;
-  try { text = spec == null ? undefined : JSON.stringify(spec); } catch { text = '"not JSON"'; }
+  if (spec != null) {
+    try { text = JSON.stringify(spec); } catch { /* a cycle, a BigInt */ }
+    text ??= '!';  // not JSON (a function as well): the core says so
+  }
   const slen = text === undefined ? 0 : put(text, nlen);
   if (!X._weft_method(ep.h, nlen, fn, flags, slen)) throw new TypeError(lastError().message);
 }

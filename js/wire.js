@@ -62,7 +62,7 @@ function scalar(s, v, at) {
 }
 
 /** Describes the id `id` in descriptor `d` (D_ID_*); returns the next free byte. */
-export function describeId(d, id, at) {
+function describeId(d, id, at) {
   if (typeof id === 'number' && Number.isFinite(id) && (!Number.isSafeInteger(id) || Object.is(id, -0))) {
     // The lexeme a JSON codec would have kept (String(-0) is "0": spell it).
     const n = put(Object.is(id, -0) ? '-0.0' : String(id), at);

@@ -466,6 +466,43 @@ TEST_CASE("undelivered with the failing element marked sends the rest of its bat
   }
 }
 
+TEST_CASE("a timed-out call sends $/cancelRequest and settles -32001, even when the cancel is answered at once", "[policy]") {
+  PolicyLoop* self = nullptr;
+  PolicyLoop l([&self](PeerOptions& o) {
+    auto record = std::move(o.send);
+    o.send = [&self, record](Outgoing&& m) {
+      const bool cancel = !m.batch && std::holds_alternative<Notification>(m.messages[0]) &&
+                          std::get<Notification>(m.messages[0]).method == "$/cancelRequest";
+      record(std::move(m));
+      // A synchronous transport: the other side answers the cancel inside this send.
+      if (cancel) self->in(R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":1})");
+    };
+  });
+  self = &l;
+  std::optional<Result<json>> got;
+  CallOptions opts;
+  opts.timeout = 100;
+  REQUIRE(l.peer->call("slow", std::nullopt, [&](Result<json> r) { got = std::move(r); }, std::move(opts), 0).ok());
+  l.peer->advance(100);
+  REQUIRE(got);
+  CHECK(got->error().code == code::kTimeout);
+  CHECK(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","method":"slow","id":1})",
+                                           R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}})"});
+  CHECK(l.count(Diagnostic::Kind::UnknownResponse) == 1);  // the cancel's answer
+}
+
+TEST_CASE("undelivered after close sends nothing and settles nothing more", "[policy]") {
+  PolicyLoop l;
+  l.peer->method("echo", SyncHandler([](const json& p) -> Result<json> { return p; }));
+  l.in(R"({"jsonrpc":"2.0","method":"echo","params":[1],"id":"r"})");
+  REQUIRE(l.out.size() == 1);
+  l.peer->close();
+  const std::size_t sent = l.sent.size();
+  l.peer->undelivered(l.out[0], Error(code::kInternalError, "DataCloneError"));
+  CHECK(l.sent.size() == sent);
+  CHECK(l.count(Diagnostic::Kind::SendFailed) == 1);
+}
+
 // ---- 7. Non-finite ids ---------------------------------------------------------------
 
 TEST_CASE("a non-finite number id is an invalid id", "[policy]") {

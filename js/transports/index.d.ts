@@ -18,12 +18,13 @@ export interface RPCTransport {
    * then): called later than send() (from a microtask, or from destroy()) once
    * per failed message, with the object passed to send() and the error (e.g.
    * DataCloneError). The other messages of the same flush are still delivered,
-   * in order. No handler: console.warn. Unpacked, send() throws as before.
+   * in order. No handler: console.warn. Unpacked, send() throws instead.
    */
   onSendError?(handler: (message: WireMessage, error: unknown) => void): void;
   /**
-   * Whether `message` alone could be sent. Asked only after send() failed on
-   * a batch, to tell the element that failed from the rest (which then go
+   * Whether `message` alone could be sent. Asked only when a batch of two or
+   * more could not be sent (send() threw, or onSendError reported it), for
+   * each element, to tell the one that failed from the rest (which then go
    * again). Default: structured clone succeeds on it.
    */
   sendable?(message: WireMessage): boolean;

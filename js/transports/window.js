@@ -29,6 +29,9 @@ export function windowTransport(target, source = globalThis, origin, options) {
   }
   if (allowed.length === 0 || allowed.some((o) => typeof o !== 'string'))
     throw new TypeError('windowTransport(): origin must be a string or an array of strings');
+  // As a MessageEvent spells them ("https://a.example/" is "https://a.example"),
+  // once each: a message posted to each origin must reach the target once.
+  allowed = [...new Set(allowed.map(originOf))];
   const any = allowed.includes('*');
   if (any) console.warn('[weft] windowTransport: targetOrigin "*" lets any origin read these messages');
   // Where to post: known once the other side has spoken (its origin), or
@@ -55,4 +58,12 @@ export function windowTransport(target, source = globalThis, origin, options) {
     watchClose: null,
     mode,
   });
+}
+
+function originOf(o) {
+  if (o === '*') return o;
+  let u = null;
+  try { u = new URL(o).origin; } catch { /* not a URL */ }
+  if (u === null || u === 'null') throw new TypeError(`windowTransport(): ${JSON.stringify(o)} is not an origin`);
+  return u;
 }

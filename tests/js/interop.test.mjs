@@ -155,6 +155,19 @@ test('windowTransport with a list of origins reaches a frame on any of them, bef
   } finally { client.destroy(); server.destroy(); }
 });
 
+test('windowTransport origins are read as origins: one spelling each, and what is not one is refused', () => {
+  const frame = fakeWindow('https://b.example');
+  const parent = fakeWindow('https://app.example');
+  frame.sender = parent;
+  const t = windowTransport(frame, parent, ['https://b.example/', 'https://b.example', 'https://c.example:443'], { pack: false });
+  try {
+    t.send({ jsonrpc: '2.0', method: 'n' });
+    assert.deepEqual(frame.posted, ['https://b.example', 'https://c.example']);
+  } finally { t.destroy(); }
+  for (const bad of ['b.example', 'null', 'file:///x'])
+    assert.throws(() => windowTransport(frame, frame, bad), (e) => e instanceof TypeError && /is not an origin/.test(e.message));
+});
+
 test('hostile messages: answered with the right error or dropped; never thrown, state intact', T, async () => {
   const { port1, port2 } = new MessageChannel();
   const diags = [];

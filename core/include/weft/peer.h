@@ -314,7 +314,9 @@ struct DrainNotice {
 // Which side of the conversation a Peer takes (JSON-RPC 2.0 §3: "Client",
 // "Server"). A Client ignores incoming requests and notifications, a Server
 // ignores incoming responses; both silently (IgnoredMessage diagnostic), as
-// a channel shared by several endpoints needs. A Peer takes everything.
+// a channel shared by several endpoints needs. A Server's own calls, which
+// could never be answered, are refused (kInvalidRequest); its notifications
+// go out. A Peer takes everything.
 enum class Role { Peer, Client, Server };
 
 // How a Peer sends, reports, times out and filters.
@@ -460,8 +462,9 @@ class Peer {
   // again without its data (the part that could not be sent), an error
   // without data is not retried, a notification is only reported. The
   // messages not marked did not leave either (their batch did not): they go
-  // again as they were, in the same batch, so that every request still gets
-  // its own answer (§6). Every call is reported (SendFailed).
+  // again as they were, in the same batch (a request only while its call is
+  // pending), so that every request still gets its own answer (§6). Every
+  // call is reported (SendFailed); after close() nothing more happens.
   void undelivered(const Outgoing& o, const Error& why, const std::vector<bool>& failed = {});
 
   // Earliest timeout among pending calls; nullopt when none.

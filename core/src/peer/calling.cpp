@@ -229,6 +229,7 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
   auto self = s_;
   PeerState& s = *self;
   s.diag(Diagnostic::Kind::SendFailed, "the transport could not deliver a message: " + why.message, why);
+  if (s.closed) return;  // closed meanwhile (a report may come later than the send): nothing goes out
   const bool known = std::find(failed.begin(), failed.end(), true) != failed.end();
   Outgoing again;
   again.batch = o.batch;
@@ -242,7 +243,8 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
       continue;
     }
     if (q) {
-      s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
+      if (q->id.kind() == Id::Kind::Int && s.pending.count(q->id.as_int()))  // not ended meanwhile
+        s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
     } else if (const auto* r = std::get_if<Response>(&m)) {
       if (!r->is_error()) {
         again.messages.emplace_back(Response{
@@ -277,14 +279,16 @@ void Peer::advance(Millis now) {
     }
     std::string msg = "Request timed out after " + std::to_string(it->second.timeout) + " ms: " +
                       it->second.method;
+    // Settled first: an answer to the cancel (a synchronous transport may
+    // deliver one inside emit) must not become the call's outcome.
+    s.settle(Id::integer(n), Error(code::kTimeout, std::move(msg)));
     // The caller gave up: the other side may stop the work and free what it
     // holds for the call (a stream's queue, a maxInFlight slot), as on
     // cancel() (docs/protocol.md, "$/cancelRequest").
+    if (s.closed) continue;  // the completion closed the peer: nothing goes out
     Outgoing o;
     o.messages.emplace_back(Notification{"$/cancelRequest", json{{"id", n}}});
     s.emit(std::move(o));
-    if (s.pending.find(n) == s.pending.end()) continue;  // settled meanwhile (a loopback answer)
-    s.settle(Id::integer(n), Error(code::kTimeout, std::move(msg)));
   }
 }
 
