@@ -181,15 +181,10 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
   if (s.closed) return Error(code::kClosed, "Endpoint closed");
   if (entries.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty batch");
   std::size_t calls = 0;
-  // One entry that cannot be sent refuses the batch (it goes whole or not
-  // at all); the error names the entry.
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const BatchEntry& e = entries[i];
-    if (e.method.empty())
-      return Error(code::kInvalidRequest, "Invalid Request: batch entry " + std::to_string(i) + ": empty method name");
+  for (const auto& e : entries) {
+    if (e.method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
     if (e.params && !e.params->is_array() && !e.params->is_object())
-      return Error(code::kInvalidParams, "Invalid params: batch entry " + std::to_string(i) + " (" + e.method +
-                                             "): params must be an array or an object");
+      return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
     calls += e.done ? 1 : 0;
   }
   if (auto refused = s.refuse_call()) return *refused;
