@@ -184,6 +184,28 @@ TEST_CASE("call refuses params that are neither array nor object", "[peer]") {
   CHECK(l.sent.empty());
 }
 
+// JSON-RPC 2.0 §4: "method" is a String; the empty string is one. The
+// caller's side accepts what the serving side serves.
+TEST_CASE("the empty string is a method name on both sides", "[peer]") {
+  Loop l;
+  l.peer->method("", SyncHandler([](const json&) -> Result<json> { return json("served"); }));
+  std::string got;
+  auto id = l.peer->call("", std::nullopt, [&](Result<json> r) { got = r.value().get<std::string>(); }, {}, 0);
+  REQUIRE(id.ok());
+  REQUIRE(l.peer->notify("", json::array()).ok());
+  std::vector<BatchEntry> entries;
+  entries.push_back({"", std::nullopt, [](Result<json>) {}});
+  REQUIRE(l.peer->batch(std::move(entries), {}, 0).ok());
+  REQUIRE(l.sent.size() == 3);
+  CHECK(l.sent[0] == R"({"jsonrpc":"2.0","method":"","id":1})");
+  CHECK(l.sent[1] == R"({"jsonrpc":"2.0","method":"","params":[]})");
+  CHECK(l.sent[2] == R"([{"jsonrpc":"2.0","method":"","id":2}])");
+  l.in(R"({"jsonrpc":"2.0","method":"","id":"s"})");
+  CHECK(l.sent.back() == R"({"jsonrpc":"2.0","result":"served","id":"s"})");
+  l.in(R"({"jsonrpc":"2.0","result":"back","id":1})");
+  CHECK(got == "back");
+}
+
 TEST_CASE("an outgoing batch is one array and each call settles on its own", "[peer][batch]") {
   Loop l;
   std::vector<std::string> got;

@@ -313,3 +313,18 @@ test('JSONRPCServer: a call, which could never be answered (responses are ignore
     assert.equal(server.stats().pending, 0);
   } finally { other.destroy(); server.destroy(); }
 });
+
+// JSON-RPC 2.0 §4: "method" is a String; the empty string is one.
+for (const pack of [false, true]) {
+  test(`pack ${pack}: the empty string is a method name for request, notify and batch, as for method()`, T, async () => {
+    const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { pack }, { pack });
+    try {
+      const seen = [];
+      server.method('', (p) => { seen.push(p); return ['served', p]; });
+      assert.deepEqual(await client.request('', [1]), ['served', [1]]);
+      client.notify('', { n: 2 });
+      assert.deepEqual(await Promise.all(client.batch([{ method: '', params: [3] }])), [['served', [3]]]);
+      assert.deepEqual(seen, [[1], { n: 2 }, [3]]);  // in order: the notification too
+    } finally { done(); }
+  });
+}

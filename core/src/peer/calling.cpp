@@ -118,7 +118,6 @@ Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, 
                             CallOptions&& opts, Millis now, StreamOptions* so) {
   PeerState& s = *s_;
   if (s.closed) return Error(code::kClosed, "Endpoint closed");
-  if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
   if (params && !params->is_array() && !params->is_object())
     return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
   if (auto refused = s.refuse_call()) return *refused;
@@ -167,7 +166,6 @@ Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, 
 
 Result<void> Peer::notify(std::string method, std::optional<json> params) {
   if (s_->closed) return Error(code::kClosed, "Endpoint closed");
-  if (method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
   if (params && !params->is_array() && !params->is_object())
     return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
   Outgoing o;
@@ -182,7 +180,6 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
   if (entries.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty batch");
   std::size_t calls = 0;
   for (const auto& e : entries) {
-    if (e.method.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty method name");
     if (e.params && !e.params->is_array() && !e.params->is_object())
       return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
     calls += e.done ? 1 : 0;
