@@ -3,6 +3,7 @@
 // is granted as the consumer takes chunks, so the sender never has more in
 // flight than the consumer has room for, whatever its speed.
 import { X } from './heap.js';
+import { cancelled } from './context.js';
 
 export class ChunkStream {
   constructor(ep, highWaterMark) {
@@ -15,18 +16,20 @@ export class ChunkStream {
     this.error = null;
     this.wake = null;
     this.last = null;             // the last next()'s promise: the next one waits for it
+    this.returned = false;        // return() was called: done from then on
     /** The handler's final answer (rejects as the iteration does). */
     this.result = null;
     /** The final answer's metrics, once it arrived with them (docs/protocol.md "Metrics"). */
     this.metrics = undefined;
   }
   _chunk(v) {
+    if (this.returned) return;
     this.credit--;
     this.buf.push(v);
     this._wake();
   }
   _end() { this.ended = true; this._wake(); }
-  _fail(e) { this.error = e; this.ended = true; this._wake(); }
+  _fail(e) { if (!this.returned) this.error = e; this._end(); }
   _wake() {
     const w = this.wake;
     this.wake = null;
@@ -64,12 +67,23 @@ export class ChunkStream {
       await new Promise((resolve) => { this.wake = resolve; });
     }
   }
-  /** Stops early (a `break` out of for await): cancels the call. */
+  /** Stops early (a `break` out of for await): cancels the call, or drops it if not sent yet. */
   async return() {
-    if (!this.ended && this.ep.h && this.rec?.id) X._weft_cancel(this.ep.h, this.rec.id);
+    const rec = this.rec;
+    if (!this.ended && rec && !rec.done) {
+      if (rec.id) {
+        if (this.ep.h) X._weft_cancel(this.ep.h, rec.id);
+      } else {  // still queued: never sent
+        rec.done = true;
+        if (rec.onAbort) rec.signal.removeEventListener('abort', rec.onAbort);
+        rec.reject(cancelled());
+      }
+    }
+    this.returned = true;
     this.ended = true;
     this.buf.length = 0;
     this.error = null;
+    this._wake();
     return { value: undefined, done: true };
   }
   [Symbol.asyncIterator]() { return this; }
