@@ -1,5 +1,14 @@
 // A WebSocket (or npm `ws`): one JSON-RPC message per text frame, no packing.
 // Contract: docs/transports.md.
+// A function or symbol is refused, as structured clone does (JSON.stringify
+// would drop it: a function result left a response without "result").
+function json(message) {
+  return JSON.stringify(message, (_k, v) => {
+    if (typeof v === 'function' || typeof v === 'symbol') throw new TypeError(`a ${typeof v} is not JSON`);
+    return v;
+  });
+}
+
 export function webSocketTransport(ws) {
   if (typeof ws?.send !== 'function' || typeof ws.addEventListener !== 'function')
     throw new TypeError('webSocketTransport(): expected a WebSocket');
@@ -30,15 +39,14 @@ export function webSocketTransport(ws) {
   return {
     send(message) {
       if (closed || ws.readyState > 1) throw new Error('WebSocket is closed');
-      const s = JSON.stringify(message);
+      const s = json(message);
       if (ws.readyState === 0) queue.push(s);
       else ws.send(s);
     },
-    // After a batch failed: whether this element alone is JSON (a BigInt or
-    // a cycle is not).
+    // After a batch failed: whether this element alone is JSON.
     sendable(message) {
       try {
-        JSON.stringify(message);
+        json(message);
         return true;
       } catch {
         return false;
