@@ -18,8 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "weft/diagnostic.h"
 #include "weft/error.h"
 #include "weft/message.h"
+#include "weft/params.h"
 #include "weft/time.h"
 
 namespace weft {
@@ -27,34 +29,6 @@ namespace weft {
 namespace detail {
 struct PeerState;
 }
-
-// -- Parameter declarations: let the core produce -32602 (§5.1). -----------
-// The JSON type a declared parameter must have (Integer: a number with
-// no fraction; Any: any type).
-enum class ParamType { Any, Null, Boolean, Integer, Number, String, Array, Object };
-
-// One declared parameter.
-struct Param {
-  // Its name (params by name), its type, and whether it may be left out.
-  std::string name;
-  ParamType type = ParamType::Any;
-  bool required = true;
-};
-
-// A method's parameters, accepted by position (array) or by name (object),
-// §4.2. When a spec is declared the handler always receives params as an
-// object keyed by name (positional arguments are mapped onto the names), so
-// one handler serves both forms. Errors (-32602, message names the param):
-// missing required, wrong type, too many positional, unknown name when
-// `allow_extra` is false, params given when the list is empty.
-struct ParamSpec {
-  // The parameters, in positional order.
-  std::vector<Param> params;
-  // Which forms are accepted (array, object), and whether unknown names are.
-  bool by_position = true;
-  bool by_name = true;
-  bool allow_extra = false;
-};
 
 // -- Serving -------------------------------------------------------------
 // Answers one incoming request, now or later. Move-only. If it is destroyed
@@ -228,33 +202,7 @@ struct BatchEntry {
   std::function<void(const ResponseMetrics&)> on_metrics;
 };
 
-// -- Events --------------------------------------------------------------
-// Something the peer dropped or could not do, reported to
-// PeerOptions::diagnostic (never answered on the wire unless stated).
-struct Diagnostic {
-  // What happened.
-  enum class Kind {
-    // (Names and order are part of the WebAssembly ABI: wasm/abi.h lists them.)
-    UnknownResponse,     // response id matches no pending call (or a finished one)
-    InvalidResponse,     // malformed response object; never answered
-    UnhandledNotification,
-    NotificationFailed,  // a notification handler returned/threw an error
-    ErrorWithoutId,      // the other side sent an error response with id null
-    LateReply,           // a Reply answered after its request was cancelled/closed
-    BadFrame,            // (Connection) a frame or its payload was rejected; answered
-                         // with an id-null error when the framing rule says so
-    IgnoredMessage,      // dropped by PeerOptions::role / ignore_foreign, unanswered
-    SendFailed,          // the transport could not deliver a message (undelivered())
-  };
-  // What happened, and a message saying what and why.
-  Kind kind;
-  std::string message;
-  // The error involved, when there is one: the remote error (ErrorWithoutId),
-  // the error answered (BadFrame), the handler's (NotificationFailed), the
-  // transport's (SendFailed).
-  std::optional<Error> error;
-};
-
+// -- Events (Diagnostic: weft/diagnostic.h) ---------------------------------
 // Bounds on the work one peer accepts (see README "Limits").
 struct PeerLimits {
   std::size_t max_in_flight = 1000;    // incoming requests being served; beyond → -32003

@@ -3,7 +3,8 @@
 
 #include <optional>
 
-#include "weft/peer.h"
+#include "weft/error.h"
+#include "weft/params.h"
 
 namespace weft::detail {
 
