@@ -231,6 +231,23 @@ TEST_CASE("an empty outgoing batch is refused", "[peer][batch]") {
   CHECK(r.error().code == code::kInvalidRequest);
 }
 
+TEST_CASE("an outgoing batch with an entry that cannot be sent is refused whole, naming the entry", "[peer][batch]") {
+  Loop l;
+  std::vector<BatchEntry> entries(2);
+  entries[0].method = "save";
+  entries[0].params = json::array({1});
+  entries[0].done = [](Result<json>) {};
+  entries[1].method = "save";
+  entries[1].params = json(7);
+  entries[1].done = [](Result<json>) {};
+  auto r = l.peer->batch(std::move(entries), {}, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kInvalidParams);
+  CHECK(r.error().message == "Invalid params: batch entry 1 (save): params must be an array or an object");
+  CHECK(l.sent.empty());
+  CHECK(l.peer->pending() == 0);
+}
+
 TEST_CASE("next_deadline is the earliest timeout and the default applies", "[peer][time]") {
   Loop l({}, 1000);
   CHECK_FALSE(l.peer->next_deadline());

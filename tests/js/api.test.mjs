@@ -163,6 +163,20 @@ test('batch: one JSON-RPC batch on the wire, each call settles on its own', T, a
   } finally { client.destroy(); server.destroy(); }
 });
 
+test('batch: an entry whose params are neither array nor object refuses the batch whole; the error names the entry', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    let served = 0;
+    server.method('save', () => ++served);
+    const settled = await Promise.allSettled(client.batch([{ method: 'save', params: [1] }, { method: 'save', params: 7 }]));
+    for (const s of settled) {
+      assert.equal(s.reason.code, ErrorCode.InvalidParams);
+      assert.equal(s.reason.message, 'Invalid params: batch entry 1 (save): params must be an array or an object');
+    }
+    assert.equal(await client.request('save', []), 1);  // nothing of the batch was sent
+  } finally { done(); }
+});
+
 // An AbortSignal stand-in that counts its listeners.
 function countingSignal() {
   const listeners = new Set();

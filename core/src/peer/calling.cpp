@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "cold.h"
 #include "peer/state.h"
 
 namespace weft {
@@ -107,6 +108,18 @@ std::optional<Millis> effective_timeout(const PeerState& s, const CallOptions& o
   if (o.no_timeout) return std::nullopt;
   return o.timeout ? o.timeout : s.opts.default_timeout;
 }
+
+// A batch goes whole or not at all: one entry whose params are neither array
+// nor object refuses it, and every call of it gets this error, which names
+// the entry.
+WEFT_COLD Error bad_batch_params(std::size_t index, const std::string& method) {
+  std::string m = "Invalid params: batch entry ";
+  m += std::to_string(index);
+  m += " (";
+  m += method;
+  m += "): params must be an array or an object";
+  return Error(code::kInvalidParams, std::move(m));
+}
 }  // namespace
 
 Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallback done,
@@ -179,9 +192,9 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
   if (s.closed) return Error(code::kClosed, "Endpoint closed");
   if (entries.empty()) return Error(code::kInvalidRequest, "Invalid Request: empty batch");
   std::size_t calls = 0;
-  for (const auto& e : entries) {
-    if (e.params && !e.params->is_array() && !e.params->is_object())
-      return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const BatchEntry& e = entries[i];
+    if (e.params && !e.params->is_array() && !e.params->is_object()) return bad_batch_params(i, e.method);
     calls += e.done ? 1 : 0;
   }
   if (auto refused = s.refuse_call()) return *refused;
