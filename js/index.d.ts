@@ -378,7 +378,10 @@ declare class Endpoint<Remote = any, Local = any> {
   method<P = any, R = unknown>(name: UntypedName<Local>, handler: Handler<P, R>, spec?: ParamSpec): this;
   /** Serves a method of the `Local` map, its handler typed by it. */
   method<K extends TypedName<Local>>(name: K, handler: TypedHandler<Member<Local, K>>, spec?: ParamSpec): this;
-  /** Handles the notification `name`. */
+  /**
+   * Handles the notification `name`. One handler per name: this replaces a `method()` of the
+   * same name (a request for `name` is then answered -32601), and `method()` replaces this.
+   */
   onNotify<P = any>(name: UntypedName<Local>, handler: NotificationHandler<P>): this;
   /** Handles a notification of the `Local` map. */
   onNotify<K extends TypedName<Local>>(name: K, handler: NotificationHandler<ParamOf<Member<Local, K>>>): this;

@@ -342,3 +342,21 @@ for (const pack of [false, true]) {
     } finally { done(); }
   });
 }
+
+test('one handler per name: onNotify() replaces method() of that name (a request is then -32601), and method() replaces onNotify()', T, async () => {
+  const [client, server, done] = pair();
+  try {
+    const seen = [];
+    server.method('x', () => 'method');
+    let noted;
+    const arrived = new Promise((r) => { noted = r; });
+    server.onNotify('x', (p) => { seen.push(p); noted(); });
+    await assert.rejects(client.request('x'), (e) => e.code === ErrorCode.MethodNotFound && e.message === 'Method not found: x');
+    client.notify('x', [1]);
+    await arrived;
+    server.method('x', (p) => { seen.push(['method', p]); return 'method'; });
+    client.notify('x', [2]);
+    assert.equal(await client.request('x', [3]), 'method');
+    assert.deepEqual(seen, [[1], ['method', [2]], ['method', [3]]]);
+  } finally { done(); }
+});
