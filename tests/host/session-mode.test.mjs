@@ -80,6 +80,16 @@ describe('weft call --session', () => {
     assert.equal(r.code, 3, 'a notification that could not be sent');
   });
 
+  test('an error with id null answers no line: a notification the server refused does not fail the call before it', async () => {
+    const small = path.join(tmp.dir, 'small.sock');
+    await startServer(['serve', '--unix', small, '--demo', '--max-message', '200']);
+    const big = JSON.stringify({ jsonrpc: '2.0', method: 'update', params: ['x'.repeat(300)] });
+    const r = await runCli(['call', '--session', '--unix', small], { input: `sleep {"ms": 300}\n${big}\n` });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lines(r.stdout), [{ jsonrpc: '2.0', result: 300, id: 1 }]);
+    assert.match(r.stderr, /id null: -32600 .*exceeds max_frame 200/);  // logged, not given to line 1
+  });
+
   test('--session takes no METHOD', async () => {
     const r = await runCli(['call', '--session', '--unix', sock, 'sum']);
     assert.equal(r.code, 2);

@@ -72,6 +72,7 @@ void Client::Impl::send(CallId id) {
   c.at = At::Wire;
   c.link = link.get();
   ++on_wire;
+  sent_on_link += c.stream ? 2 : 1;  // a stream's $/weft/open goes first
   std::optional<json> p = c.policy.retry ? c.params : std::move(c.params);
   weft::CallOptions o;
   o.no_timeout = true;  // deadlines are the client's: they span reconnects
@@ -196,6 +197,7 @@ bool Client::Impl::cancel(CallId id) {
     c.cancelling = true;
     // $/cancelRequest goes out; the Peer settles the call with -32800 now.
     if (link->peer().cancel(c.wire_id)) {
+      ++sent_on_link;
       link->flush();
       return true;
     }
@@ -208,6 +210,7 @@ Result<void> Client::Impl::notify(std::string method, std::optional<json> params
   if (!addr) return addr.error();
   if (for_good) return Error(code::kClosed, "the client is closed");
   if (link_open && !(drain_notice && cfg.reconnect)) {
+    ++sent_on_link;
     auto r = link->peer().notify(std::move(method), std::move(params));
     link->flush();
     return r;
@@ -242,6 +245,7 @@ void Client::Impl::wake() {
     if (c.deadline && *c.deadline <= now) {
       c.timing_out = true;
       if (c.at == At::Wire && link && c.link == link.get() && link->peer().cancel(c.wire_id)) {
+        ++sent_on_link;
         link->flush();  // the server may stop the work ($/cancelRequest)
         continue;       // answered() settled it as a timeout
       }

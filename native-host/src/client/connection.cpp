@@ -58,13 +58,17 @@ void Client::Impl::opened() {
   opened_at = now_ms();
   cycle_attempts = 0;
   answered_on_link = false;
+  sent_on_link = 0;
   ++connections;
   drain_waiting = false;
   auto ids = std::move(queue);
   queue.clear();
   for (CallId id : ids) {
     if (auto n = notes.find(id); n != notes.end()) {
-      if (link_open) (void)link->peer().notify(std::move(n->second.first), std::move(n->second.second));
+      if (link_open) {
+        ++sent_on_link;
+        (void)link->peer().notify(std::move(n->second.first), std::move(n->second.second));
+      }
       notes.erase(n);
       continue;
     }
@@ -93,9 +97,12 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
     });
     return;
   }
-  if (d.kind == K::ErrorWithoutId && d.error && on_wire == 1) {
-    // The server could not read a request; with one call on the wire it
-    // can only be that one (a one-shot call against the wrong codec).
+  if (d.kind == K::ErrorWithoutId && d.error && on_wire == 1 && sent_on_link == 1) {
+    // The server could not read what we sent; when all the link carried is
+    // one call, it can only be that one (a one-shot call against the wrong
+    // codec). With anything else sent (a notification too large for the
+    // server, a cancel) it would be a guess, and a wrong one would settle the
+    // call with another message's error (docs/protocol.md): it is logged.
     for (auto& [id, c] : calls)
       if (c.at == At::Wire) {
         c.at = At::Queue;  // the Peer's own entry is failed when the link closes

@@ -83,6 +83,9 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // its calls fail as a -32700 answer (exit 1), not as a lost connection.
   bool undecodable = false;
   std::size_t on_wire = 0;
+  // Messages sent on the open link (calls, notifications, cancels): an error
+  // with id null is matched to a call only when that call is all it carried.
+  std::size_t sent_on_link = 0;
   // The server of the open link announced a drain: nothing new goes on it
   // (drain.cpp).
   std::optional<DrainNotice> drain_notice;
