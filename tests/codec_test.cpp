@@ -31,7 +31,7 @@ std::string bytes(std::initializer_list<int> b) {
 
 std::string encode(CodecKind kind, const Outgoing& out) {
   std::string buf;
-  weft::make_codec(kind)->encode(out, buf);
+  REQUIRE(weft::make_codec(kind)->encode(out, buf));
   return buf;
 }
 
@@ -194,6 +194,9 @@ TEST_CASE("msgpack encoding uses the smallest int formats, float64 and str", "[c
   CHECK(packed(json(std::numeric_limits<std::uint64_t>::max())) ==
         bytes({0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
   CHECK(packed(json(1.5)) == bytes({0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0}));
+  // A double stays a double: msgpack-c's own pack_double would pack these as ints.
+  CHECK(packed(json(1.0)) == bytes({0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0}));
+  CHECK(packed(json(-0.0)) == bytes({0xcb, 0x80, 0, 0, 0, 0, 0, 0, 0}));
   CHECK(packed(json("hi")) == bytes({0xa2, 'h', 'i'}));
   CHECK(packed(json(nullptr)) == bytes({0xc0}));
   CHECK(packed(json(true)) == bytes({0xc3}));
@@ -449,14 +452,14 @@ TEST_CASE("JSON: ids below the top level are not recorded", "[codec][json]") {
   }
 }
 
-TEST_CASE("encode appends to the buffer and never fails", "[codec]") {
+TEST_CASE("encode appends to the buffer", "[codec]") {
   const Message m = Request{Id::integer(1), "m", std::nullopt};
   for (CodecKind k : {CodecKind::Json, CodecKind::MessagePack}) {
     std::string buf = "prefix";
     auto c = weft::make_codec(k);
-    c->encode(Outgoing{{m}, false}, buf);
+    REQUIRE(c->encode(Outgoing{{m}, false}, buf));
     const std::size_t one = buf.size() - 6;
-    c->encode(Outgoing{{m}, false}, buf);
+    REQUIRE(c->encode(Outgoing{{m}, false}, buf));
     CHECK(buf.substr(0, 6) == "prefix");
     CHECK(buf.size() == 6 + 2 * one);
     CHECK(c->decode(std::string_view(buf).substr(6, one)).ok());
@@ -468,6 +471,37 @@ TEST_CASE("encode appends to the buffer and never fails", "[codec]") {
   CHECK(j->value["params"][0] == json("a\xef\xbf\xbd"));
   const std::string mp = encode(CodecKind::MessagePack, bad);
   CHECK(mp.find(std::string("\xa2" "a\xff", 3)) != std::string::npos);
+}
+
+TEST_CASE("msgpack: a float64 id comes back as a float64 id, not an integer", "[codec][msgpack]") {
+  auto mp = weft::make_codec(CodecKind::MessagePack);
+  for (const double d : {1.0, -0.0, 1.5}) {
+    const Message req = Request{*Id::from_json(json(d)), "m", std::nullopt};
+    auto doc = mp->decode(encode(CodecKind::MessagePack, req));
+    REQUIRE(doc.ok());
+    const auto& id = doc->value["id"];
+    CHECK(id.is_number_float());
+    CHECK(std::signbit(id.get<double>()) == std::signbit(d));
+  }
+}
+
+// RFC 8259 §6: no NaN or Infinity in JSON; the MessagePack decoder refuses them too.
+TEST_CASE("encode refuses a NaN or infinite number, appending nothing; unencodable() marks its message", "[codec]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Outgoing out;
+  out.batch = true;
+  out.messages.push_back(Response{Id::integer(1), json::array({1, inf})});
+  out.messages.push_back(Response{Id::integer(2), json(2.5)});
+  out.messages.push_back(Response{Id::integer(3), Error(-32000, "e", json{{"x", nan}})});
+  out.messages.push_back(Notification{"n", json::array({-inf})});
+  for (CodecKind k : {CodecKind::Json, CodecKind::MessagePack}) {
+    std::string buf = "prefix";
+    CHECK_FALSE(weft::make_codec(k)->encode(out, buf));
+    CHECK(buf == "prefix");
+  }
+  CHECK(weft::unencodable(out) == std::vector<bool>{true, false, true, true});
+  CHECK(weft::unencodable_error().code == weft::code::kInternalError);
 }
 
 TEST_CASE("decoders accept what the other side of the wire produces", "[codec]") {

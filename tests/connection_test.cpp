@@ -279,3 +279,30 @@ TEST_CASE("by-name params of one call carry nothing into the next", "[connection
   CHECK(seen[2] == json::object());
   CHECK(seen[3] == json{{"a", "x"}, {"b", true}});
 }
+
+// RFC 8259 §6 has no NaN or Infinity; JSON-RPC 2.0 §5.1: -32603 Internal error.
+TEST_CASE("a result with a NaN or an infinity is answered -32603, with either codec; the rest of its batch as it was",
+          "[connection]") {
+  for (CodecKind c : kCodecs) {
+    End server(Framing::Len32Be, c);
+    server.conn->peer().method("big", SyncHandler([](const json&) -> Result<json> {
+                                  return json::array({std::numeric_limits<double>::infinity()});
+                                }));
+    server.conn->peer().method("ok", SyncHandler([](const json&) -> Result<json> { return json(1.0); }));
+    End client(Framing::Len32Be, c);
+    std::vector<std::string> got;
+    auto note = [&](Result<json> r) { got.push_back(r ? r->dump() : std::to_string(r.error().code) + " " + r.error().message); };
+    std::vector<BatchEntry> b;
+    b.push_back({"big", std::nullopt, note});
+    b.push_back({"ok", std::nullopt, note});
+    REQUIRE(client.conn->peer().batch(std::move(b), {}, 0).ok());
+    REQUIRE(client.conn->peer().call("big", std::nullopt, note, {}, 0).ok());
+    server.conn->feed(client.take(), 0);
+    client.conn->feed(server.take(), 0);
+    CHECK(got == std::vector<std::string>{
+                     "-32603 Internal error: the result could not be sent: NaN or Infinity has no JSON representation",
+                     "1.0",
+                     "-32603 Internal error: the result could not be sent: NaN or Infinity has no JSON representation"});
+    CHECK(client.diags.empty());
+  }
+}

@@ -128,7 +128,7 @@ TEST_CASE("metrics: in MessagePack, response_size is the bytes of the response w
   std::string bare;
   Outgoing out;
   out.messages.emplace_back(Response{*id, json::array({"abc"})});
-  make_codec(CodecKind::MessagePack)->encode(out, bare);
+  REQUIRE(make_codec(CodecKind::MessagePack)->encode(out, bare));
   CHECK(got->response_size == bare.size());
 }
 

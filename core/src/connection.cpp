@@ -53,7 +53,10 @@ struct Connection::Impl final : FrameHandler {
   // just to put a header in front of it.
   void send(const Outgoing& out) {
     frame.assign(kFrameHeadroom, '\0');
-    codec->encode(out, frame);
+    if (!codec->encode(out, frame)) {  // a NaN or an infinity (codec.h)
+      peer->undelivered(out, unencodable_error(), unencodable(out));
+      return;
+    }
     if (const std::size_t n = frame.size() - kFrameHeadroom; opts.max_send && n > opts.max_send) {
       // Never written: the other side would refuse it whole (or, for a
       // response, the caller could not tell why it never came).

@@ -1,10 +1,11 @@
 // A WebSocket (or npm `ws`): one JSON-RPC message per text frame, no packing.
 // Contract: docs/transports.md.
-// A function or symbol is refused, as structured clone does (JSON.stringify
-// would drop it: a function result left a response without "result").
+// Refused as structured clone and the native codecs do: JSON.stringify would
+// drop a function or symbol (a response without "result") or write null.
 function json(message) {
   return JSON.stringify(message, (_k, v) => {
     if (typeof v === 'function' || typeof v === 'symbol') throw new TypeError(`a ${typeof v} is not JSON`);
+    if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError('NaN or Infinity has no JSON representation');
     return v;
   });
 }

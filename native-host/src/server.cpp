@@ -187,7 +187,7 @@ struct Server::Impl {
                                                       "Server overloaded: too many connections (max " +
                                                           std::to_string(opts.max_connections) + ")")});
     std::string body, frame;
-    make_codec(opts.codec)->encode(out, body);
+    (void)make_codec(opts.codec)->encode(out, body);  // a fixed error: encodable
     encode_frame(opts.framing.value_or(framing), body, frame);
     boost::system::error_code ec;
     socket.non_blocking(true, ec);

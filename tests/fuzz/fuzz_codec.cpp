@@ -112,8 +112,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto js = weft::make_codec(weft::CodecKind::Json, deeper);
 
   std::string mbuf, jbuf;
-  mp->encode(out, mbuf);
-  js->encode(out, jbuf);
+  // Decoded values are finite (both decoders refuse NaN and infinities).
+  if (!mp->encode(out, mbuf)) fail("MessagePack encode refused a decoded value");
+  if (!js->encode(out, jbuf)) fail("JSON encode refused a decoded value");
 
   auto m2 = mp->decode(mbuf);
   if (!m2.ok()) fail("MessagePack re-decode failed");

@@ -98,27 +98,32 @@ test('destroy() closes the socket with code 1000', T, async () => {
   assert.equal(await code, 1000);
 });
 
-test('a result JSON cannot carry (a function, a nested symbol) is answered -32603, as over postMessage; the rest of the batch is answered', T, async () => {
+test('a result JSON cannot carry (a function, a nested symbol, Infinity) is answered -32603, as over postMessage and natively; the rest of the batch is answered', T, async () => {
   const served = serveNext((s) => {
     s.method('fn', () => () => 1);
     s.method('nested', () => ({ a: 1, s: Symbol('x') }));
     s.method('ok', () => ({ a: 1 }));
+    s.method('inf', () => [1, Infinity]);
   });
   const ws = new WebSocket(url);
   await opened(ws);
   const replies = [];
-  const two = new Promise((r) => ws.on('message', (d) => { replies.push(JSON.parse(String(d))); if (replies.length === 2) r(); }));
+  const two = new Promise((r) => ws.on('message', (d) => { replies.push(JSON.parse(String(d))); if (replies.length === 3) r(); }));
   ws.send(JSON.stringify([{ jsonrpc: '2.0', method: 'fn', id: 1 }, { jsonrpc: '2.0', method: 'nested', id: 2 },
-    { jsonrpc: '2.0', method: 'ok', id: 3 }]));
+    { jsonrpc: '2.0', method: 'ok', id: 3 }, { jsonrpc: '2.0', method: 'inf', id: 5 }]));
   ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'fn', id: 4 }));
+  ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'inf', id: 6 }));
   await two;
-  const [batch, lone] = replies;
-  const internal = (m, id) => m.id === id && m.error?.code === ErrorCode.InternalError && /could not be sent.*not JSON/.test(m.error.message);
-  assert.equal(batch.length, 3);
+  const [batch, lone, inf] = replies;
+  const internal = (m, id, why = /not JSON/) => m.id === id && m.error?.code === ErrorCode.InternalError &&
+    /could not be sent/.test(m.error.message) && why.test(m.error.message);
+  assert.equal(batch.length, 4);
   assert.ok(internal(batch.find((m) => m.id === 1), 1), JSON.stringify(batch));
   assert.ok(internal(batch.find((m) => m.id === 2), 2), JSON.stringify(batch));
   assert.deepEqual(batch.find((m) => m.id === 3), { jsonrpc: '2.0', result: { a: 1 }, id: 3 });
+  assert.ok(internal(batch.find((m) => m.id === 5), 5, /./), JSON.stringify(batch));  // the batch's reason
   assert.ok(internal(lone, 4), JSON.stringify(lone));
+  assert.ok(internal(inf, 6, /NaN or Infinity has no JSON representation/), JSON.stringify(inf));
   ws.close();
   (await served).server.destroy();
 });

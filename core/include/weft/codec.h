@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weft/error.h"
 #include "weft/message.h"
@@ -57,10 +58,21 @@ class Codec {
   // "id" that is a number but not a 64-bit integer (MessagePack: always empty).
   virtual Result<Document> decode(std::string_view bytes) const = 0;
 
-  // Appends the encoding of `out` to `buffer`. Never fails: strings with
-  // invalid UTF-8 are replaced (JSON) or sent as str bytes (MessagePack).
-  virtual void encode(const Outgoing& out, std::string& buffer) const = 0;
+  // Appends the encoding of `out` to `buffer`. Strings with invalid UTF-8
+  // are replaced (JSON) or sent as str bytes (MessagePack). Returns false,
+  // appending nothing, when a number in `out` is NaN or infinite: JSON has
+  // no form for it (RFC 8259 §6) and decode() refuses it in MessagePack, so
+  // the other side would read null or fail the connection. The sender then
+  // reports it: Peer::undelivered(out, unencodable_error(), unencodable(out)),
+  // which answers such a result -32603.
+  [[nodiscard]] virtual bool encode(const Outgoing& out, std::string& buffer) const = 0;
 };
+
+// Which messages of `out` encode() refuses (a NaN or infinite number in
+// params, result or error data); for Peer::undelivered.
+std::vector<bool> unencodable(const Outgoing& out);
+// Why: -32603 "NaN or Infinity has no JSON representation".
+Error unencodable_error();
 
 // A codec of `kind` that enforces `limits` when decoding.
 std::unique_ptr<Codec> make_codec(CodecKind kind, CodecLimits limits = {});

@@ -2,6 +2,9 @@
 // json.cpp and msgpack.cpp; each exposes one factory function.
 #include "weft/codec.h"
 
+#include <cmath>
+#include <variant>
+
 namespace weft {
 
 namespace detail {
@@ -16,6 +19,38 @@ std::unique_ptr<Codec> make_codec(CodecKind kind, CodecLimits limits) {
   }
   return nullptr;
 }
+
+namespace {
+bool has_non_finite(const json& v) {
+  switch (v.type()) {
+    case json::value_t::number_float: return !std::isfinite(*v.get_ptr<const json::number_float_t*>());
+    case json::value_t::array:
+      for (const json& e : *v.get_ptr<const json::array_t*>())
+        if (has_non_finite(e)) return true;
+      return false;
+    case json::value_t::object:
+      for (const auto& [k, e] : *v.get_ptr<const json::object_t*>())
+        if (has_non_finite(e)) return true;
+      return false;
+    default: return false;
+  }
+}
+bool has_non_finite(const Message& m) {
+  if (const auto* r = std::get_if<Request>(&m)) return r->params && has_non_finite(*r->params);
+  if (const auto* n = std::get_if<Notification>(&m)) return n->params && has_non_finite(*n->params);
+  const auto& resp = std::get<Response>(m);
+  if (const auto* e = std::get_if<Error>(&resp.outcome)) return e->data && has_non_finite(*e->data);
+  return has_non_finite(std::get<json>(resp.outcome));
+}
+}  // namespace
+
+std::vector<bool> unencodable(const Outgoing& out) {
+  std::vector<bool> failed(out.messages.size());
+  for (std::size_t i = 0; i < failed.size(); ++i) failed[i] = has_non_finite(out.messages[i]);
+  return failed;
+}
+
+Error unencodable_error() { return Error(code::kInternalError, "NaN or Infinity has no JSON representation"); }
 
 const char* codec_name(CodecKind kind) {
   switch (kind) {

@@ -19,6 +19,7 @@
 
 #include "weft/codec.h"
 #include "json/parse.h"
+#include "json/write.h"
 
 namespace weft {
 namespace {
@@ -54,8 +55,13 @@ class JsonCodec final : public Codec {
     return Document{b.take(), std::move(b.lexemes)};
   }
 
-  void encode(const Outgoing& out, std::string& buffer) const override {
+  bool encode(const Outgoing& out, std::string& buffer) const override {
+    const std::size_t mark = buffer.size();
+    detail::wrote_non_finite = false;
     write_json(out, buffer);
+    if (!detail::wrote_non_finite) return true;
+    buffer.resize(mark);
+    return false;
   }
 
  private:

@@ -244,11 +244,15 @@ class MsgpackCodec final : public Codec {
     return parse(bytes, problem);
   }
 
-  void encode(const Outgoing& out, std::string& buffer) const override {
+  bool encode(const Outgoing& out, std::string& buffer) const override {
+    const std::size_t mark = buffer.size();
     StringSink sink{buffer};
     Packer pk(sink);
     if (out.batch) pk.pack_array(clamp32(out.messages.size()));  // §6 batch
     for (const Message& m : out.messages) pack_message(pk, buffer, m);
+    if (!pk.non_finite) return true;
+    buffer.resize(mark);
+    return false;
   }
 
  private:

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <msgpack.hpp>
@@ -25,7 +26,24 @@ struct StringSink {
   std::string& out;
   void write(const char* p, std::size_t n) { out.append(p, n); }
 };
-using Packer = msgpack::packer<StringSink>;
+// msgpack-c's packer, plus what it lacks: a float64 that stays one.
+struct Packer : msgpack::packer<StringSink> {
+  explicit Packer(StringSink& s) : msgpack::packer<StringSink>(s), sink(s) {}
+  StringSink& sink;
+  // Any double, always as float64 (0xcb): msgpack-c's pack_double packs an
+  // integral double as an integer, which changes an id's type (a float64
+  // id 1.0 answered as 1, -0.0 as 0) and decodes to another JSON value.
+  void float64(double d) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    char b[9] = {static_cast<char>(0xcb)};
+    for (int i = 0; i < 8; ++i) b[1 + i] = static_cast<char>(bits >> (56 - 8 * i));
+    sink.write(b, sizeof b);
+  }
+  // Set when a value had a NaN or an infinity (written as float64 all the
+  // same): no JSON form, and decode() refuses it; encode() reports it.
+  bool non_finite = false;
+};
 
 // Lengths are 32-bit in MessagePack; anything longer is cut (encode never
 // fails, codec.h). Unreachable in practice: frames are far smaller.

@@ -1,5 +1,6 @@
 // The MessagePack encoder: a Message packed member by member (envelope keys in
 // spec order, then the json payload) with msgpack::packer.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -35,9 +36,12 @@ void pack_value(Packer& pk, const json& v) {
     case json::value_t::number_unsigned:
       pk.pack_uint64(*v.get_ptr<const json::number_unsigned_t*>());
       return;
-    case json::value_t::number_float:  // always float64: no silent precision loss
-      pk.pack_double(*v.get_ptr<const json::number_float_t*>());
+    case json::value_t::number_float: {  // always float64: no silent precision loss
+      const double d = *v.get_ptr<const json::number_float_t*>();
+      if (!std::isfinite(d)) pk.non_finite = true;
+      pk.float64(d);
       return;
+    }
     case json::value_t::string:
       pack_str(pk, *v.get_ptr<const json::string_t*>());
       return;

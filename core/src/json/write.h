@@ -7,6 +7,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -85,6 +86,11 @@ inline void write_json_string(std::string_view str, std::string& out) {
   out += '"';
 }
 
+// Set (never cleared here) when write_json_value wrote a NaN or an infinity,
+// which JSON has no form for (RFC 8259 §6; nlohmann writes null): the JSON
+// codec clears it, encodes, and reports the message as unencodable.
+inline thread_local bool wrote_non_finite = false;
+
 inline void write_json_value(const nlohmann::json& v, std::string& out) {
   using T = nlohmann::json::value_t;
   switch (v.type()) {
@@ -124,7 +130,11 @@ inline void write_json_value(const nlohmann::json& v, std::string& out) {
       out += '}';
       return;
     }
-    default: write_json_nlohmann(v, out); return;  // floats, binary, discarded
+    case T::number_float:
+      if (!std::isfinite(v.get_ref<const double&>())) wrote_non_finite = true;
+      write_json_nlohmann(v, out);
+      return;
+    default: write_json_nlohmann(v, out); return;  // binary, discarded
   }
 }
 

@@ -21,7 +21,8 @@ void HttpLink::post_message(Outgoing&& o) {
   ex->req.set(http::field::content_type, "application/json");
   ex->req.set(http::field::accept, "application/json, text/event-stream");
   if (comp_.enabled()) ex->req.set(http::field::accept_encoding, "zstd");
-  codec_->encode(o, ex->req.body());
+  if (!codec_->encode(o, ex->req.body()))  // a NaN or an infinity (codec.h)
+    return peer_->undelivered(o, unencodable_error(), unencodable(o));
   ex->req.prepare_payload();
   waiting_.push_back(std::move(ex));
   pump();

@@ -35,7 +35,8 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
     po.send = [this](Outgoing&& o) {
       if (closing_) return;
       std::string bytes;
-      codec_->encode(o, bytes);
+      if (!codec_->encode(o, bytes))  // a NaN or an infinity (codec.h)
+        return peer_->undelivered(o, unencodable_error(), unencodable(o));
       // Z2: once agreed, over 1 KiB and smaller compressed.
       if (std::string z; comp_.agreed(peer_->agreed()) && comp_.compress(bytes, z)) bytes = std::move(z);
       out_.push_back(std::move(bytes));

@@ -49,7 +49,8 @@ MessagePeer::MessagePeer(boost::asio::io_context& io, Config cfg, Send send)
                          [this](Outgoing&& o) {
                            if (closed_ || !send_) return;
                            std::string bytes;
-                           codec_->encode(o, bytes);
+                           if (!codec_->encode(o, bytes))  // a NaN or an infinity (codec.h)
+                             return peer_.undelivered(o, unencodable_error(), unencodable(o));
                            // Z2: once agreed (the handshake answer too: the
                            // caller offered, so it reads zstd already).
                            if (std::string z; comp_.agreed(peer_.agreed()) && comp_.compress(bytes, z))
