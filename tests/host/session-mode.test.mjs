@@ -90,6 +90,27 @@ describe('weft call --session', () => {
     assert.match(r.stderr, /id null: -32600 .*exceeds max_frame 200/);  // logged, not given to line 1
   });
 
+  test('ids are echoed exactly: a number keeps its text (docs/protocol.md)', async () => {
+    const ids = ['123456789012345678901234567890', '123456789012345678901234567891', '1E3', '1.50', '-0.0', '18446744073709551616'];
+    const r = await session(ids.map((id) => `{"jsonrpc":"2.0","id":${id},"method":"sum","params":[1]}`).join('\n') + '\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.stdout.trim().split('\n'), ids.map((id) => `{"jsonrpc":"2.0","result":1,"id":${id}}`));
+  });
+
+  test('a line whose "jsonrpc" is not "2.0" is refused -32600, not sent as 2.0', async () => {
+    const r = await session('{"jsonrpc":"1.0","id":1,"method":"sum","params":[1]}\n');
+    assert.equal(r.code, 1);
+    assert.deepEqual(lines(r.stdout), [{ jsonrpc: '2.0', error: { code: -32600, message: 'line 1: "jsonrpc" must be "2.0"' }, id: null }]);
+  });
+
+  test('a notification too large to send is logged and makes the exit status 3', async () => {
+    const big = JSON.stringify({ jsonrpc: '2.0', method: 'update', params: ['x'.repeat(10_000_100)] });
+    const r = await session(`sum [1]\n${big}\n`);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(lines(r.stdout), [{ jsonrpc: '2.0', result: 1, id: 1 }]);
+    assert.match(r.stderr, /could not deliver a message: the message is \d+ bytes, over max_send/);
+  });
+
   test('--session takes no METHOD', async () => {
     const r = await runCli(['call', '--session', '--unix', sock, 'sum']);
     assert.equal(r.code, 2);

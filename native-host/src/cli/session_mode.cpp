@@ -17,35 +17,41 @@ std::string dump(const json& v) { return v.dump(-1, ' ', false, json::error_hand
 SessionLine bad(std::size_t n, int code, const std::string& why) {
   SessionLine l;
   l.kind = SessionLine::Kind::Bad;
-  l.id = nullptr;
+  l.id = Id();
   l.error = Error(code, "line " + std::to_string(n) + ": " + why);
   return l;
 }
 
 }  // namespace
 
-SessionLine parse_session_line(const std::string& raw, std::size_t n) {
+SessionLine parse_session_line(const std::string& raw, std::size_t n, const CodecLimits& limits) {
   const auto first = raw.find_first_not_of(" \t\r");
   if (first == std::string::npos) return {};
   const auto last = raw.find_last_not_of(" \t\r");
   const std::string line = raw.substr(first, last - first + 1);
   SessionLine l;
   if (line[0] == '{' || line[0] == '[') {
-    json v = json::parse(line, nullptr, false);
-    if (v.is_discarded()) return bad(n, code::kParseError, "not valid JSON");
+    // The codec's reader keeps the text of a numeric id (1.50, 1E3, big
+    // integers) so that it is echoed as it was written (docs/protocol.md).
+    auto doc = make_codec(CodecKind::Json, limits)->decode(line);
+    if (!doc) return bad(n, doc.error().code, doc.error().message);
+    json& v = doc->value;
     if (v.is_array()) return bad(n, code::kInvalidRequest, "batches are not supported in session mode; one request per line");
-    if (!v.contains("method") || !v["method"].is_string() || v["method"].get<std::string>().empty())
-      return bad(n, code::kInvalidRequest, "\"method\" must be a non-empty string");
+    if (!v.is_object()) return bad(n, code::kInvalidRequest, "a request must be a JSON object");
+    if (auto j = v.find("jsonrpc"); j != v.end() && *j != "2.0")
+      return bad(n, code::kInvalidRequest, "\"jsonrpc\" must be \"2.0\"");
+    if (!v.contains("method") || !v["method"].is_string())
+      return bad(n, code::kInvalidRequest, "\"method\" must be a string");
     if (v.contains("params") && !v["params"].is_array() && !v["params"].is_object())
       return bad(n, code::kInvalidRequest, "\"params\" must be an array or an object");
     l.method = v["method"].get<std::string>();
     if (v.contains("params")) l.params = v["params"];
     if (v.contains("id")) {
-      const json& id = v["id"];
-      if (!id.is_string() && !id.is_number() && !id.is_null())
-        return bad(n, code::kInvalidRequest, "\"id\" must be a string, a number or null");
+      const std::string* lexeme = doc->id_lexemes.empty() ? nullptr : &doc->id_lexemes.front().lexeme;
+      auto id = Id::from_json(v["id"], lexeme);
+      if (!id) return bad(n, code::kInvalidRequest, "\"id\" must be a string, a number or null");
       l.kind = SessionLine::Kind::Call;
-      l.id = id;
+      l.id = std::move(*id);
     } else {
       l.kind = SessionLine::Kind::Notify;
     }
@@ -61,15 +67,15 @@ SessionLine parse_session_line(const std::string& raw, std::size_t n) {
     l.params = std::move(p);
   }
   l.kind = SessionLine::Kind::Call;
-  l.id = n;
+  l.id = Id::integer(static_cast<std::int64_t>(n));
   return l;
 }
 
-std::string session_answer(const json& id, const host::Outcome& o) {
+std::string session_answer(const Id& id, const host::Outcome& o) {
   // Members in the order of the specification's examples (§7).
   std::string s = "{\"jsonrpc\":\"2.0\",";
   s += o.ok() ? "\"result\":" + dump(o.result) : "\"error\":" + dump(o.error.to_json());
-  s += ",\"id\":" + dump(id) + "}";
+  s += ",\"id\":" + id.to_string() + "}";
   return s;
 }
 
@@ -108,13 +114,13 @@ int run_session(const host::ClientConfig& config, std::FILE* in, std::FILE* out)
 
   std::size_t number = 0;
   auto on_line = [&](const std::string& text) {
-    SessionLine l = parse_session_line(text, ++number);
+    SessionLine l = parse_session_line(text, ++number, config.codec_limits);
     switch (l.kind) {
       case SessionLine::Kind::Blank: return;
       case SessionLine::Kind::Notify: {
         ++notes;
         if (auto r = client.notify(l.method, l.params); !r) {
-          slots.push_back({session_answer(nullptr, host::Outcome{host::Outcome::Status::ConnectFailed, {}, r.error()})});
+          slots.push_back({session_answer(Id(), host::Outcome{host::Outcome::Status::ConnectFailed, {}, r.error()})});
           grade(3);
         }
         break;
@@ -169,6 +175,7 @@ int run_session(const host::ClientConfig& config, std::FILE* in, std::FILE* out)
     std::fprintf(stderr, "weft: notifications not sent: %s\n", why.c_str());
     grade(3);
   }
+  if (client.unsent_notifications() > 0) grade(3);  // too large to send (logged)
   return worst;
 }
 

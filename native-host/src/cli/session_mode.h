@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "weft/codec.h"
 #include "weft/host/client.h"
 
 namespace weft::cli {
@@ -15,15 +16,16 @@ namespace weft::cli {
 struct SessionLine {
   enum class Kind { Blank, Call, Notify, Bad };
   Kind kind = Kind::Blank;
-  json id;                    // the id echoed in the answer
+  Id id;                      // the id echoed in the answer, exactly (a number keeps its text)
   std::string method;
   std::optional<json> params;
   Error error;                // Bad: -32700 / -32600 naming the problem
 };
-SessionLine parse_session_line(const std::string& line, std::size_t number);
+// A JSON line is read by the JSON codec, within `limits` (--max-depth).
+SessionLine parse_session_line(const std::string& line, std::size_t number, const CodecLimits& limits = {});
 
 // The answer line printed for `id` (a JSON-RPC 2.0 response, no newline).
-std::string session_answer(const json& id, const host::Outcome& o);
+std::string session_answer(const Id& id, const host::Outcome& o);
 
 // Runs the session: reads `in` to its end, writes answers to `out` in input
 // order. Returns the highest exit code among the answers (0, 1, 3 or 4).

@@ -210,8 +210,7 @@ Result<void> Client::Impl::notify(std::string method, std::optional<json> params
   if (!addr) return addr.error();
   if (for_good) return Error(code::kClosed, "the client is closed");
   if (link_open && !(drain_notice && cfg.reconnect)) {
-    ++sent_on_link;
-    auto r = link->peer().notify(std::move(method), std::move(params));
+    auto r = send_note(std::move(method), std::move(params));
     link->flush();
     return r;
   }
@@ -220,6 +219,14 @@ Result<void> Client::Impl::notify(std::string method, std::optional<json> params
   queue.push_back(id);
   ensure_connecting();
   return {};
+}
+
+Result<void> Client::Impl::send_note(std::string method, std::optional<json> params) {
+  ++sent_on_link;
+  noting = true;
+  auto r = link->peer().notify(std::move(method), std::move(params));
+  noting = false;
+  return r;
 }
 
 void Client::Impl::rearm() {

@@ -67,6 +67,7 @@ Client::State Client::state() const { return impl_->state; }
 std::size_t Client::pending() const { return impl_->calls.size(); }
 std::uint64_t Client::connections() const { return impl_->connections; }
 const std::optional<Error>& Client::last_error() const { return impl_->last_error; }
+std::size_t Client::unsent_notifications() const { return impl_->unsent_notes; }
 boost::asio::io_context& Client::context() { return impl_->io; }
 
 }  // namespace weft::host

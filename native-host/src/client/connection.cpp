@@ -65,10 +65,7 @@ void Client::Impl::opened() {
   queue.clear();
   for (CallId id : ids) {
     if (auto n = notes.find(id); n != notes.end()) {
-      if (link_open) {
-        ++sent_on_link;
-        (void)link->peer().notify(std::move(n->second.first), std::move(n->second.second));
-      }
+      if (link_open) (void)send_note(std::move(n->second.first), std::move(n->second.second));
       notes.erase(n);
       continue;
     }
@@ -112,8 +109,12 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
       }
   }
   // A request the transport could not deliver fails with that reason: the
-  // caller is told, the log need not be.
-  if (d.kind == K::SendFailed) return;
+  // caller is told, the log need not be. A notification has no caller to
+  // tell: counted (unsent_notifications) and logged.
+  if (d.kind == K::SendFailed) {
+    if (!noting) return;
+    ++unsent_notes;
+  }
   // Chunks still in flight when a stream was cancelled or failed arrive for
   // no pending call: expected (docs/streams.md), not worth a log line each.
   if (d.kind == K::UnknownResponse && d.message.rfind("$/weft/chunk", 0) == 0) return;

@@ -86,6 +86,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // Messages sent on the open link (calls, notifications, cancels): an error
   // with id null is matched to a call only when that call is all it carried.
   std::size_t sent_on_link = 0;
+  // A notification is being handed to the link: a SendFailed reported
+  // meanwhile is its (the link encodes and checks max_send as it sends).
+  bool noting = false;
+  std::size_t unsent_notes = 0;  // notifications the link could not send
+  Result<void> send_note(std::string method, std::optional<json> params);
   // The server of the open link announced a drain: nothing new goes on it
   // (drain.cpp).
   std::optional<DrainNotice> drain_notice;

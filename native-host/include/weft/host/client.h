@@ -230,6 +230,9 @@ class Client {
   std::uint64_t connections() const;  // connections established so far
   // Why the last connection ended or the last attempt to connect failed.
   const std::optional<Error>& last_error() const;
+  // Notifications the transport took but could not send (over
+  // `max_request`, a NaN in params): each is logged; no answer would tell.
+  std::size_t unsent_notifications() const;
   // Connection events, e.g. for logs: true when one opens, false when it closes.
   std::function<void(bool open, const std::string& why)> on_connection;
 
