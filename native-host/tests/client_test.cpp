@@ -201,7 +201,10 @@ TEST_CASE("a timeout fails the call with -32001 and cancels it on the server") {
   srv.start();
 
   boost::asio::io_context io;
-  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  std::vector<std::string> logged;
+  ClientConfig cfg = config("unix:" + dir.path + "/s.sock");
+  cfg.log = [&](std::string_view line) { logged.emplace_back(line); };
+  Client client(io, cfg);
   std::optional<Outcome> waited, count;
   client.call("wait", std::nullopt, {.timeout = 150}, [&](Outcome o) { waited = std::move(o); });
   run_until(io, [&] { return waited.has_value(); });
@@ -211,6 +214,9 @@ TEST_CASE("a timeout fails the call with -32001 and cancels it on the server") {
   client.call("cancelled", std::nullopt, {.timeout = 10000}, [&](Outcome o) { count = std::move(o); });
   run_until(io, [&] { return count.has_value(); });
   CHECK(count->result == 1);
+  // The server's -32800 answer to the cancel came before that answer: it
+  // found no pending call, as expected, and is not logged.
+  CHECK(logged.empty());
 }
 
 TEST_CASE("a timeout covers waiting for a server that is not there") {

@@ -235,3 +235,12 @@ test('serve flags: a bad --ws/--http address or --allow-origin value is a usage 
     assert.match(r.stderr, msg);
   }
 });
+
+test('weft call --timeout over ws://: only the timeout is reported, not the late answer to its own cancel', T, async () => {
+  const { runCli } = await import('./helpers.mjs');
+  for (let i = 0; i < 3; i++) {
+    const r = await runCli(['call', '--connect', srv.ws, '--timeout', '300', 'sleep', '{"ms": 1500}']);
+    assert.equal(r.code, 4);
+    assert.equal(r.stderr, 'weft: timed out after 300 ms\n');
+  }
+});

@@ -198,6 +198,7 @@ bool Client::Impl::cancel(CallId id) {
     // $/cancelRequest goes out; the Peer settles the call with -32800 now.
     if (link->peer().cancel(c.wire_id)) {
       ++sent_on_link;
+      ++cancels_on_link;
       link->flush();
       return true;
     }
@@ -253,6 +254,7 @@ void Client::Impl::wake() {
       c.timing_out = true;
       if (c.at == At::Wire && link && c.link == link.get() && link->peer().cancel(c.wire_id)) {
         ++sent_on_link;
+        ++cancels_on_link;
         link->flush();  // the server may stop the work ($/cancelRequest)
         continue;       // answered() settled it as a timeout
       }

@@ -59,6 +59,7 @@ void Client::Impl::opened() {
   cycle_attempts = 0;
   answered_on_link = false;
   sent_on_link = 0;
+  cancels_on_link = 0;
   ++connections;
   drain_waiting = false;
   auto ids = std::move(queue);
@@ -118,6 +119,10 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
   // Chunks still in flight when a stream was cancelled or failed arrive for
   // no pending call: expected (docs/streams.md), not worth a log line each.
   if (d.kind == K::UnknownResponse && d.message.rfind("$/weft/chunk", 0) == 0) return;
+  if (d.kind == K::UnknownResponse && cancels_on_link > 0) {
+    --cancels_on_link;
+    return;
+  }
   log(cfg.address + ": " + d.message);
 }
 

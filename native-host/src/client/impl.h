@@ -89,6 +89,10 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // A notification is being handed to the link: a SendFailed reported
   // meanwhile is its (the link encodes and checks max_send as it sends).
   bool noting = false;
+  // Cancels sent on the open link ($/cancelRequest: cancel(), a timeout)
+  // whose late answer may still come: it finds no pending call, as
+  // expected, and is not worth a log line (one per cancel).
+  std::size_t cancels_on_link = 0;
   std::size_t unsent_notes = 0;  // notifications the link could not send
   Result<void> send_note(std::string method, std::optional<json> params);
   // The server of the open link announced a drain: nothing new goes on it
