@@ -138,6 +138,10 @@ TEST_CASE("serve limit flags set their limits; call and notify do not take them"
   CHECK(P({"serve", "--max-in-flight", "0"}).error == "--max-in-flight expects an integer from 1 to 2^40, got '0'");
   CHECK(P({"serve", "--frame-timeout", "soon"}).error == "--frame-timeout expects milliseconds (0 or more), got 'soon'");
   CHECK(P({"call", "--max-message", "10", "m"}).error.find("unknown option '--max-message'") == 0);
+  // Each command names only the transports it has.
+  CHECK(P({"serve", "--stdio", "--unix", "x"}).error == "only one of --stdio, --unix, --tcp may be given (--unix)");
+  CHECK(P({"call", "--unix", "x", "--exec", "y", "m"}).error ==
+        "only one of --stdio, --unix, --tcp, --exec, --connect may be given (--exec)");
 }
 
 TEST_CASE("serve drain flags set the notice's reconnect_after and downtime") {
