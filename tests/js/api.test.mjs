@@ -2,6 +2,7 @@
 // timeouts, cancellation, notifications, destroy, batches, load and leaks.
 import { test } from 'node:test';
 import { plain } from '../support/wire.mjs';
+import { inColdRealm } from '../support/cold-realm.mjs';
 import assert from 'node:assert/strict';
 import {
   Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready, heapUsed,
@@ -234,31 +235,22 @@ test('batch: aborting cancels the calls still pending', T, async () => {
 });
 
 test('calls made before the module has loaded are queued, never dropped', T, async () => {
-  // The module is loaded once per realm; a fresh worker shows the cold path.
-  const { Worker } = await import('node:worker_threads');
-  const url = new URL('../../js/index.js', import.meta.url).href;
-  const w = new Worker(`
-    const { parentPort } = require('node:worker_threads');
-    import(${JSON.stringify(url)}).then(async (m) => {
-      const { port1, port2 } = new MessageChannel();
-      const client = new m.JSONRPCClient(m.portTransport(port1));
-      const server = new m.JSONRPCServer(m.portTransport(port2));
-      const early = client.request('add', [1, 2]);   // before the wasm exists
-      port1.postMessage({ jsonrpc: '2.0', method: 'add', params: [5, 5], id: 'raw' }); // arrives early at the server
-      server.method('add', ([a, b]) => a + b);
-      const got = [];
-      port1.addEventListener('message', (ev) => got.push(ev.data));
-      const r = await early;
-      await new Promise((res) => setTimeout(res, 50));
-      parentPort.postMessage({ r, got: got.filter((x) => x.id === 'raw') });
-      client.destroy(); server.destroy();
-    });
-  `, { eval: true });
-  try {
-    const msg = await new Promise((res, rej) => { w.once('message', res); w.once('error', rej); });
-    assert.equal(msg.r, 3);
-    assert.deepEqual(msg.got, [{ jsonrpc: '2.0', result: 10, id: 'raw' }]);
-  } finally { await w.terminate(); }
+  const msg = await inColdRealm(`async (m) => {
+    const { port1, port2 } = new MessageChannel();
+    const client = new m.JSONRPCClient(m.portTransport(port1));
+    const server = new m.JSONRPCServer(m.portTransport(port2));
+    const early = client.request('add', [1, 2]);   // before the wasm exists
+    port1.postMessage({ jsonrpc: '2.0', method: 'add', params: [5, 5], id: 'raw' }); // arrives early at the server
+    server.method('add', ([a, b]) => a + b);
+    const got = [];
+    port1.addEventListener('message', (ev) => got.push(ev.data));
+    const r = await early;
+    await new Promise((res) => setTimeout(res, 50));
+    client.destroy(); server.destroy();
+    return { r, got: got.filter((x) => x.id === 'raw') };
+  }`);
+  assert.equal(msg.r, 3);
+  assert.deepEqual(msg.got, [{ jsonrpc: '2.0', result: 10, id: 'raw' }]);
 });
 
 test('10,000 concurrent requests complete; pending table and wasm heap return to baseline', T, async () => {

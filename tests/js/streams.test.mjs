@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONRPCClient, JSONRPCServer, ErrorCode, RPCError, portTransport, heapUsed } from '../../js/index.js';
 import { fromTuple } from '../support/wire.mjs';
+import { inColdRealm } from '../support/cold-realm.mjs';
 
 const T = { timeout: 60000 };
 
@@ -372,34 +373,26 @@ test('next() called again before the last one settled: each gets the next chunk,
 });
 
 test('return() before the core loaded: a waiting next() is done, and the call is never sent', T, async () => {
-  // The module is loaded once per realm; a fresh worker shows the cold path.
-  const { Worker } = await import('node:worker_threads');
-  const url = new URL('../../js/index.js', import.meta.url).href;
-  const w = new Worker(`
-    const { parentPort } = require('node:worker_threads');
-    import(${JSON.stringify(url)}).then(async (m) => {
-      const { port1, port2 } = new MessageChannel();
-      const client = new m.JSONRPCClient(m.portTransport(port1));
-      const server = new m.JSONRPCServer(m.portTransport(port2));
-      let served = 0;
-      server.method('count', async (_p, ctx) => { served++; await ctx.sink.write(1); return 'done'; });
-      server.method('ping', () => 'pong');
-      const s = client.stream('count');   // before the wasm exists
-      const waiting = s.next();
-      const code = s.result.then(() => 0, (e) => e.code);
-      await s.return();
-      const first = await waiting;
-      const later = await s.next();
-      const pong = await client.request('ping');  // the queue has drained by now
-      parentPort.postMessage({ first, later, code: await code, served, pong, pending: client.stats().pending });
-      client.destroy(); server.destroy();
-    });
-  `, { eval: true });
-  try {
-    const msg = await new Promise((res, rej) => { w.once('message', res); w.once('error', rej); });
-    assert.deepEqual(msg, { first: { value: undefined, done: true }, later: { value: undefined, done: true },
-      code: ErrorCode.RequestCancelled, served: 0, pong: 'pong', pending: 0 });
-  } finally { await w.terminate(); }
+  const msg = await inColdRealm(`async (m) => {
+    const { port1, port2 } = new MessageChannel();
+    const client = new m.JSONRPCClient(m.portTransport(port1));
+    const server = new m.JSONRPCServer(m.portTransport(port2));
+    let served = 0;
+    server.method('count', async (_p, ctx) => { served++; await ctx.sink.write(1); return 'done'; });
+    server.method('ping', () => 'pong');
+    const s = client.stream('count');   // before the wasm exists
+    const waiting = s.next();
+    const code = s.result.then(() => 0, (e) => e.code);
+    await s.return();
+    const first = await waiting;
+    const later = await s.next();
+    const pong = await client.request('ping');  // the queue has drained by now
+    const pending = client.stats().pending;
+    client.destroy(); server.destroy();
+    return { first, later, code: await code, served, pong, pending };
+  }`);
+  assert.deepEqual(msg, { first: { value: undefined, done: true }, later: { value: undefined, done: true },
+    code: ErrorCode.RequestCancelled, served: 0, pong: 'pong', pending: 0 });
 });
 
 test('return() while a next() waits: that next() is done, and so is every later one', T, async () => {
