@@ -306,3 +306,18 @@ TEST_CASE("a result with a NaN or an infinity is answered -32603, with either co
     CHECK(client.diags.empty());
   }
 }
+
+TEST_CASE("a NaN in a call's params fails the call with -32002; in a notification it is reported; nothing is written",
+          "[connection]") {
+  End client(Framing::Len32Be, CodecKind::Json);
+  std::optional<Error> failed;
+  const json nan = json::array({std::numeric_limits<double>::quiet_NaN()});
+  REQUIRE(client.conn->peer().call("m", nan, [&](Result<json> r) { failed = r.error(); }, {}, 0).ok());
+  REQUIRE(failed);
+  CHECK(failed->code == code::kClosed);
+  CHECK(failed->message == "Transport send failed: NaN or Infinity has no JSON representation");
+  CHECK(client.conn->peer().notify("n", nan).ok());
+  CHECK(client.take().empty());
+  REQUIRE(client.diags.size() == 2);
+  CHECK(client.diags[1].kind == Diagnostic::Kind::SendFailed);
+}

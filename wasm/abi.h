@@ -202,7 +202,7 @@
   X(VersionMismatch, -32006)       \
   X(RequestCancelled, -32800)
 
-// weft::Diagnostic::Kind (peer.h), in declaration order: the number JS gets
+// weft::Diagnostic::Kind (weft/diagnostic.h), in declaration order: the number JS gets
 // is the index here. abi.cpp static_asserts each against the enum.
 #define WEFT_ABI_DIAGNOSTICS(X) \
   X(UnknownResponse)            \
@@ -215,7 +215,7 @@
   X(IgnoredMessage)             \
   X(SendFailed)
 
-// weft::ParamType (peer.h), in declaration order, as ParamSpec JSON names them.
+// weft::ParamType (weft/params.h), in declaration order, as ParamSpec JSON names them.
 #define WEFT_ABI_PARAM_TYPES(X) \
   X(Any, "any")                 \
   X(Null, "null")               \

@@ -141,7 +141,7 @@ TEST_CASE("serve limit flags set their limits; call and notify do not take them"
   // Each command names only the transports it has.
   CHECK(P({"serve", "--stdio", "--unix", "x"}).error == "only one of --stdio, --unix, --tcp may be given (--unix)");
   CHECK(P({"call", "--unix", "x", "--exec", "y", "m"}).error ==
-        "only one of --stdio, --unix, --tcp, --exec, --connect may be given (--exec)");
+        "only one of --unix, --tcp, --exec, --connect may be given (--exec)");
 }
 
 TEST_CASE("serve drain flags set the notice's reconnect_after and downtime") {

@@ -25,6 +25,14 @@ describe('weft call --stream', () => {
     ].join('\n'));
   });
 
+  test('a stream call the server refuses whole (id null: too large) ends with that error, exit 1, not a wait', async () => {
+    const small = path.join(tempDir().dir, 'small.sock');
+    await startServer(['serve', '--unix', small, '--demo', '--max-message', '200']);
+    const r = await runCli(['call', '--unix', small, '--stream', 'bytes', JSON.stringify({ count: 1, size: 1, pad: 'x'.repeat(300) })]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(JSON.parse(r.stderr).message, /exceeds max_frame 200/);
+  });
+
   test('a method that does not stream: only its result', async () => {
     const r = await runCli(['call', '--unix', sock, '--stream', 'add', '{"a":1,"b":2}']);
     assert.deepEqual([r.code, r.stdout, r.stderr], [0, '3\n', '']);

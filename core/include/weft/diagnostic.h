@@ -6,6 +6,7 @@
 #include <string>
 
 #include "weft/error.h"
+#include "weft/message.h"
 
 namespace weft {
 
@@ -33,6 +34,9 @@ struct Diagnostic {
   // the error answered (BadFrame), the handler's (NotificationFailed), the
   // transport's (SendFailed).
   std::optional<Error> error;
+  // UnknownResponse: the response's id (a host that cancelled a call knows
+  // that its late answer is expected).
+  std::optional<Id> id = std::nullopt;
 };
 
 }  // namespace weft

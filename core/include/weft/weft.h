@@ -4,8 +4,11 @@
 //   message.h     Id, Request/Notification/Response, classify(), write_json()
 //   codec.h       JSON and MessagePack codecs
 //   framing.h     Lsp / Ndjson / Len32Be / Len32Le streaming framers
-//   peer.h        the bidirectional endpoint (serve + call), sans-I/O
+//   peer.h        the bidirectional endpoint (serve + call), sans-I/O, with
+//                 params.h (ParamSpec) and diagnostic.h (Diagnostic)
 //   connection.h  a Peer over a byte stream (framer + codec + peer)
+//   compression.h zstd payload compression (docs/framing.md)
+//   time.h        Millis: time as a value the host passes in
 #pragma once
 
 #include "weft/codec.h"

@@ -45,8 +45,9 @@ struct Packer : msgpack::packer<StringSink> {
   bool non_finite = false;
 };
 
-// Lengths are 32-bit in MessagePack; anything longer is cut (encode never
-// fails, codec.h). Unreachable in practice: frames are far smaller.
+// Lengths are 32-bit in MessagePack; anything longer is cut (encode fails
+// only for a NaN or an infinity, codec.h). Unreachable in practice: frames
+// are far smaller.
 inline std::uint32_t clamp32(std::size_t n) {
   return n > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(n);
 }

@@ -68,6 +68,13 @@ void PeerState::restart_deadline(std::int64_t n, Pending& p) {
   prune_deadlines();
 }
 
+WEFT_COLD void PeerState::unknown_response(const Id& id) {
+  if (!opts.diagnostic) return;
+  Diagnostic d{Diagnostic::Kind::UnknownResponse,
+               "response for id " + id.to_string() + " matches no pending request; dropped", std::nullopt, id};
+  opts.diagnostic(d);
+}
+
 void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics) {
   auto it = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : pending.end();
   if (it == pending.end()) {
@@ -77,8 +84,7 @@ void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* me
                r.error().message,
            r.error());
     else
-      diag(Diagnostic::Kind::UnknownResponse,
-           "response for id " + id.to_string() + " matches no pending request; dropped");
+      unknown_response(id);
     return;
   }
   CallCallback done = std::move(it->second.done);

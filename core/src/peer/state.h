@@ -169,6 +169,8 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
 
   void emit(Outgoing&& o);
   WEFT_COLD void diag(Diagnostic::Kind k, std::string msg, std::optional<Error> e = std::nullopt);
+  // A response whose id matches no pending call (the UnknownResponse diagnostic, with its id).
+  void unknown_response(const Id& id);
   // An answer that will not be sent, to PeerOptions::discard.
   void drop(Response&& r);
 

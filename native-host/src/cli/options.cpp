@@ -213,7 +213,7 @@ Parsed parse(const std::vector<std::string>& args) {
   bool only_positional = false;
   auto set_transport = [&](Transport t, const std::string& flag) -> bool {
     if (o.transport != Transport::Default) {
-      out.error = std::string(serve ? "only one of --stdio, --unix, --tcp" : "only one of --stdio, --unix, --tcp, --exec, --connect") +
+      out.error = std::string(serve ? "only one of --stdio, --unix, --tcp" : "only one of --unix, --tcp, --exec, --connect") +
                   " may be given (" + flag + ")";
       return false;
     }

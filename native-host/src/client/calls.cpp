@@ -72,7 +72,7 @@ void Client::Impl::send(CallId id) {
   c.at = At::Wire;
   c.link = link.get();
   ++on_wire;
-  sent_on_link += c.stream ? 2 : 1;  // a stream's $/weft/open goes first
+  ++sent_on_link;  // a stream's $/weft/open too: it is part of the call
   std::optional<json> p = c.policy.retry ? c.params : std::move(c.params);
   weft::CallOptions o;
   o.no_timeout = true;  // deadlines are the client's: they span reconnects
@@ -197,8 +197,7 @@ bool Client::Impl::cancel(CallId id) {
     c.cancelling = true;
     // $/cancelRequest goes out; the Peer settles the call with -32800 now.
     if (link->peer().cancel(c.wire_id)) {
-      ++sent_on_link;
-      ++cancels_on_link;
+      sent_cancel(c);
       link->flush();
       return true;
     }
@@ -220,6 +219,11 @@ Result<void> Client::Impl::notify(std::string method, std::optional<json> params
   queue.push_back(id);
   ensure_connecting();
   return {};
+}
+
+void Client::Impl::sent_cancel(const Call& c) {
+  ++sent_on_link;
+  if (c.wire_id.kind() == Id::Kind::Int) cancelled_on_link.insert(c.wire_id.as_int());
 }
 
 Result<void> Client::Impl::send_note(std::string method, std::optional<json> params) {
@@ -253,8 +257,7 @@ void Client::Impl::wake() {
     if (c.deadline && *c.deadline <= now) {
       c.timing_out = true;
       if (c.at == At::Wire && link && c.link == link.get() && link->peer().cancel(c.wire_id)) {
-        ++sent_on_link;
-        ++cancels_on_link;
+        sent_cancel(c);
         link->flush();  // the server may stop the work ($/cancelRequest)
         continue;       // answered() settled it as a timeout
       }

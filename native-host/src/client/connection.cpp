@@ -59,7 +59,7 @@ void Client::Impl::opened() {
   cycle_attempts = 0;
   answered_on_link = false;
   sent_on_link = 0;
-  cancels_on_link = 0;
+  cancelled_on_link.clear();
   ++connections;
   drain_waiting = false;
   auto ids = std::move(queue);
@@ -119,10 +119,9 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
   // Chunks still in flight when a stream was cancelled or failed arrive for
   // no pending call: expected (docs/streams.md), not worth a log line each.
   if (d.kind == K::UnknownResponse && d.message.rfind("$/weft/chunk", 0) == 0) return;
-  if (d.kind == K::UnknownResponse && cancels_on_link > 0) {
-    --cancels_on_link;
+  if (d.kind == K::UnknownResponse && d.id && d.id->kind() == Id::Kind::Int &&
+      cancelled_on_link.erase(d.id->as_int()) > 0)
     return;
-  }
   log(cfg.address + ": " + d.message);
 }
 

@@ -89,10 +89,11 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // A notification is being handed to the link: a SendFailed reported
   // meanwhile is its (the link encodes and checks max_send as it sends).
   bool noting = false;
-  // Cancels sent on the open link ($/cancelRequest: cancel(), a timeout)
-  // whose late answer may still come: it finds no pending call, as
-  // expected, and is not worth a log line (one per cancel).
-  std::size_t cancels_on_link = 0;
+  // Wire ids of the calls cancelled on the open link ($/cancelRequest:
+  // cancel(), a timeout): their late answer finds no pending call, as
+  // expected, and is not worth a log line. Erased when it comes.
+  std::set<std::int64_t> cancelled_on_link;
+  void sent_cancel(const Call& c);
   std::size_t unsent_notes = 0;  // notifications the link could not send
   Result<void> send_note(std::string method, std::optional<json> params);
   // The server of the open link announced a drain: nothing new goes on it
