@@ -196,8 +196,9 @@ bool Client::Impl::cancel(CallId id) {
   if (c.at == At::Wire && link && c.link == link.get()) {
     c.cancelling = true;
     // $/cancelRequest goes out; the Peer settles the call with -32800 now.
-    if (link->peer().cancel(c.wire_id)) {
-      sent_cancel(c);
+    // Peer::cancel settles the call (erasing `c`): its id is copied first.
+    if (const Id wire = c.wire_id; link->peer().cancel(wire)) {
+      sent_cancel(wire);
       link->flush();
       return true;
     }
@@ -221,9 +222,9 @@ Result<void> Client::Impl::notify(std::string method, std::optional<json> params
   return {};
 }
 
-void Client::Impl::sent_cancel(const Call& c) {
+void Client::Impl::sent_cancel(const Id& wire) {
   ++sent_on_link;
-  if (c.wire_id.kind() == Id::Kind::Int) cancelled_on_link.insert(c.wire_id.as_int());
+  if (wire.kind() == Id::Kind::Int) cancelled_on_link.insert(wire.as_int());
 }
 
 Result<void> Client::Impl::send_note(std::string method, std::optional<json> params) {
@@ -256,8 +257,9 @@ void Client::Impl::wake() {
     Call& c = it->second;
     if (c.deadline && *c.deadline <= now) {
       c.timing_out = true;
-      if (c.at == At::Wire && link && c.link == link.get() && link->peer().cancel(c.wire_id)) {
-        sent_cancel(c);
+      // Peer::cancel settles the call (erasing `c`): its id is copied first.
+      if (const Id wire = c.wire_id; c.at == At::Wire && link && c.link == link.get() && link->peer().cancel(wire)) {
+        sent_cancel(wire);
         link->flush();  // the server may stop the work ($/cancelRequest)
         continue;       // answered() settled it as a timeout
       }

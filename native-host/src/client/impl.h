@@ -93,7 +93,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // cancel(), a timeout): their late answer finds no pending call, as
   // expected, and is not worth a log line. Erased when it comes.
   std::set<std::int64_t> cancelled_on_link;
-  void sent_cancel(const Call& c);
+  void sent_cancel(const Id& wire);
   std::size_t unsent_notes = 0;  // notifications the link could not send
   Result<void> send_note(std::string method, std::optional<json> params);
   // The server of the open link announced a drain: nothing new goes on it
