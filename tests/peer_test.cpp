@@ -145,15 +145,16 @@ TEST_CASE("the pending limit fails a call with -32003 without sending it", "[pee
   CHECK(l.sent.size() == 1);
 }
 
-TEST_CASE("a batch over the batch limit is one -32600", "[peer][limits]") {
+TEST_CASE("a batch over the batch limit answers each call -32600 with its id", "[peer][limits]") {
   PeerLimits lim;
   lim.max_batch = 2;
   Loop l(lim);
   register_demo_methods(*l.peer);
-  l.in(R"([{"jsonrpc":"2.0","method":"echo","id":1},{"jsonrpc":"2.0","method":"echo","id":2},{"jsonrpc":"2.0","method":"echo","id":3}])");
+  l.in(R"([{"jsonrpc":"2.0","method":"echo","id":1},{"jsonrpc":"2.0","method":"echo"},{"jsonrpc":"2.0","method":"echo","id":3}])");
   REQUIRE(l.sent.size() == 1);
   CHECK(l.sent[0] ==
-        R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: batch of 3 messages exceeds the limit of 2"},"id":null})");
+        R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: batch of 3 messages exceeds the limit of 2"},"id":1},)"
+        R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: batch of 3 messages exceeds the limit of 2"},"id":3}])");
 }
 
 TEST_CASE("calls after close fail with -32002 and send nothing", "[peer]") {

@@ -50,6 +50,8 @@ struct Harness {
     }
     if (auto it = options.find("max_stream_chunk"); it != options.end())
       o.peer_limits.max_stream_chunk = it->get<std::size_t>();
+    if (auto it = options.find("max_batch"); it != options.end())
+      o.peer_limits.max_batch = it->get<std::size_t>();
     o.write = [this](std::string_view bytes) {
       // One frame per write: the payload without its '\n'.
       out.emplace_back(bytes.substr(0, bytes.size() - 1));

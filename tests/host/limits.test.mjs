@@ -249,6 +249,21 @@ describe('weft serve limits', () => {
     for (const c of clients) c.socket.destroy();
   });
 
+  test('a batch longer than --max-batch runs nothing and answers each call -32600 with its id', async () => {
+    const p = sockPath();
+    const srv = await startServer(['serve', '--unix', p, '--demo', '--max-batch', '2']);
+    const { socket, next } = await rawUnix(p);
+    const call = (id) => ({ jsonrpc: '2.0', id, method: 'echo', params: [id] });
+    socket.write(encodeFrame('len32be', JSON.stringify([call(1), { jsonrpc: '2.0', method: 'echo' }, call('b'), call(4)])));
+    const why = 'Invalid Request: batch of 4 messages exceeds the limit of 2';
+    assert.deepEqual(await next('refusal'), [1, 'b', 4].map((id) => ({ jsonrpc: '2.0', error: { code: -32600, message: why }, id })));
+    socket.write(encodeFrame('len32be', JSON.stringify([call(5), call(6)])));
+    assert.deepEqual((await next('a batch within the limit')).map((r) => r.result), [[5], [6]]);
+    socket.destroy();
+    srv.kill('SIGTERM');
+    await within(8000, srv.exited);
+  });
+
   test('limit flags: bad values are usage errors (exit 2)', async () => {
     for (const args of [
       ['--max-in-flight', '0'],

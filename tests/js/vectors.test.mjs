@@ -126,7 +126,10 @@ async function runCase(M, mode, file, c) {
   const peer = new Peer(w.transport, {
     timeout: 0, ignoreForeign: false, clock, onDiagnostic: (k) => diags.push(k),
     handshake: o.handshake ? { capabilities: o.handshake } : undefined,
-    limits: o.max_stream_chunk !== undefined ? { maxStreamChunk: o.max_stream_chunk || Infinity } : undefined,
+    limits: {
+      maxStreamChunk: o.max_stream_chunk === undefined ? undefined : o.max_stream_chunk || Infinity,
+      maxBatch: o.max_batch,
+    },
   });
   assert.equal(M._weft_test_register_demo(peer.h), 1);
   const sleeps = [];

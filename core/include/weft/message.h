@@ -187,6 +187,7 @@ using Item = std::variant<Request, Notification, Response, Invalid>;
 struct Incoming {
   bool batch = false;       // the document was an array (§6)
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
+  bool checked = false;     // check_batch() has run (it runs once per batch)
 };
 
 // A "method" member: its text when it is a string (no json allocation), else
@@ -295,9 +296,18 @@ Item classify(Envelope&& e);
 // A top-level value or batch element that is not an object: always Invalid
 // (§4: "A rpc call is represented by sending a Request object").
 Item classify_non_object(const json& v);
-// §6: a batch must be a non-empty array; weft also bounds its length. The
-// Invalid to answer for an array of `n` elements, or nullopt when it is fine.
-std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch);
+// §6: a batch must be a non-empty array; weft also bounds its length.
+// Applied to a batch of `n` elements whose first ones are classified in
+// `in.items` (all of them, unless the decoder kept only the ids of the calls
+// past `max_batch` in `beyond`); sets `in.checked`. An empty batch becomes one
+// Invalid with id null. A batch longer than `max_batch` is not run: §6 lets a
+// server answer a batch element by element, so each call in it (a request, or
+// an invalid call whose id could be read) is answered -32600 with its own id,
+// and the caller's calls settle at once instead of waiting on an id-null error
+// that no call can claim (docs/protocol.md); its notifications, responses and
+// other invalid elements go unanswered. A long batch holding no call is one
+// Invalid with id null.
+void check_batch(Incoming& in, std::size_t n, std::size_t max_batch, std::vector<Id>&& beyond = {});
 
 // Validates a document per JSON-RPC 2.0 §4–§6. Never fails: violations become
 // `Invalid` items. Rules enforced: "jsonrpc" must be exactly "2.0"; "method" a
@@ -305,7 +315,7 @@ std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch);
 // string, number (finite: JSON has no NaN or infinity) or null; a response has exactly one of "result"/"error",
 // and an error object an integer "code" and string "message". A top-level
 // value that is neither object nor array is one Invalid; so is an empty array.
-// A batch longer than `max_batch` is one Invalid (-32600) as a whole.
+// Batch length as check_batch() says.
 Incoming classify(const Document& doc, std::size_t max_batch = 1u << 16);
 // The same, moving method names and payloads out of `doc` instead of copying
 // them (what Peer::receive(Document&&) uses on the hot path).

@@ -207,7 +207,7 @@ struct BatchEntry {
 struct PeerLimits {
   std::size_t max_in_flight = 1000;    // incoming requests being served; beyond → -32003
   std::size_t max_pending = 65536;     // outgoing calls awaiting answers; beyond → -32003
-  std::size_t max_batch = 4096;        // elements of one incoming batch; beyond → -32600
+  std::size_t max_batch = 4096;        // elements of one incoming batch; beyond → each call -32600 (check_batch)
   // Chunks a handler may queue beyond the caller's credit (Reply::write);
   // beyond → kOverloaded. The sender's memory per stream stays bounded.
   std::size_t max_stream_queue = 64;

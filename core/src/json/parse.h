@@ -122,9 +122,9 @@ Result<json> parse_json(std::string_view text, std::size_t max_depth);
 // jsonrpc/method/params/id/result/error (other members are checked, not
 // built) plus the lexeme of a non-integer numeric "id" (so that §5's "same
 // value" is echoed byte for byte), judged by classify(Envelope&&); other
-// values go to classify_non_object and the array length to batch_violation
-// (message.h). The Incoming is the one classify(Document&&) gives for the same
-// text decoded by the JSON codec. Defined in rpc/envelope.cpp, with classify().
+// values go to classify_non_object and the array to check_batch (message.h).
+// The Incoming is the one classify(Document&&) gives for the same text
+// decoded by the JSON codec. Defined in rpc/envelope.cpp, with classify().
 class EnvelopeBuilder final : public EnvelopeSink {
  public:
   // `recycled`: an Incoming whose items vector is reused (its items are
@@ -132,6 +132,7 @@ class EnvelopeBuilder final : public EnvelopeSink {
   explicit EnvelopeBuilder(std::size_t max_batch, Incoming&& recycled = {})
       : max_batch_(max_batch), in_(std::move(recycled)) {
     in_.batch = false;
+    in_.checked = false;
     in_.items.clear();
   }
   // After a successful parse_json(text, max_depth, *this).
@@ -147,12 +148,14 @@ class EnvelopeBuilder final : public EnvelopeSink {
   void value(json&& v) override;
 
  private:
-  // Past max_batch the array is refused as a whole (batch_violation): its
-  // further elements are checked by the parser but not judged or kept.
+  // Past max_batch the batch is refused call by call (check_batch): of its
+  // further elements only the ids of calls are kept, so a long batch costs no
+  // more memory than its text.
   bool over_limit() const { return elements_ > max_batch_; }
 
   std::size_t max_batch_;
   std::size_t elements_ = 0;  // elements of the document array so far
+  std::vector<Id> beyond_;    // ids of the calls past max_batch
   Envelope envelope_;         // the object whose members are arriving
   Incoming in_;
 };

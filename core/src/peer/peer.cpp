@@ -163,13 +163,9 @@ bool admit(PeerState& s, Incoming& in) {
     if (in.items.size() != before) report_ignored(s, before - in.items.size());
     if (in.items.empty() && before > 0) return false;
   }
-  if (in.batch) {
-    if (auto bad = batch_violation(in.items.size(), s.opts.limits.max_batch)) {
-      in.batch = false;
-      in.items.clear();
-      in.items.emplace_back(std::move(*bad));
-    }
-  }
+  // A decoder may have applied §6's batch rules already (check_batch: it
+  // alone saw the whole array); a batch built from objects has not.
+  if (in.batch && !in.checked) check_batch(in, in.items.size(), s.opts.limits.max_batch);
   return true;
 }
 

@@ -164,15 +164,39 @@ Item classify(Envelope&& e) {
   return invalid_of(v, v.echo_id ? id_of(e, lexeme) : Id());
 }
 
-std::optional<Invalid> batch_violation(std::size_t n, std::size_t max_batch) {
+namespace {
+// The id a refused call of an over-long batch is answered with, or null for
+// an element that gets no answer (check_batch).
+Id* call_id(Item& i) {
+  if (auto* rq = std::get_if<Request>(&i)) return &rq->id;
+  auto* bad = std::get_if<Invalid>(&i);
+  return bad && bad->call && bad->reply && !bad->id.is_null() ? &bad->id : nullptr;
+}
+}  // namespace
+
+void check_batch(Incoming& in, std::size_t n, std::size_t max_batch, std::vector<Id>&& beyond) {
+  in.checked = true;
   // §6: "If the batch rpc call itself fails to be recognized as an valid JSON
   // or as an Array with at least one value, the response from the Server MUST
   // be a single Response object."
-  if (n == 0) return invalid(Id(), "empty batch array");
-  if (n > max_batch)
-    return invalid(Id(), "batch of " + std::to_string(n) + " messages exceeds the limit of " +
-                             std::to_string(max_batch));
-  return std::nullopt;
+  if (n == 0) {
+    in.batch = false;
+    in.items.clear();
+    in.items.push_back(detail::invalid(Id(), "empty batch array"));
+    return;
+  }
+  if (n <= max_batch) return;
+  const std::string why =
+      "batch of " + std::to_string(n) + " messages exceeds the limit of " + std::to_string(max_batch);
+  std::vector<Item> refused;
+  for (Item& i : in.items)
+    if (Id* id = call_id(i)) refused.emplace_back(detail::invalid(std::move(*id), why));
+  for (Id& id : beyond) refused.emplace_back(detail::invalid(std::move(id), why));
+  in.items = std::move(refused);
+  if (in.items.empty()) {
+    in.batch = false;
+    in.items.push_back(detail::invalid(Id(), why));
+  }
 }
 
 Incoming classify(const Document& doc, std::size_t max_batch) {
@@ -187,14 +211,11 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
     in.items.emplace_back(Made{[&] { return classify_value(v, lexeme_for(doc, -1)); }});
     return in;
   }
-  if (auto bad = batch_violation(v.size(), max_batch)) {
-    in.items.push_back(std::move(*bad));
-    return in;
-  }
   in.batch = true;
   in.items.reserve(v.size());
   for (std::size_t i = 0; i < v.size(); ++i)
     in.items.emplace_back(Made{[&] { return classify_value(v[i], lexeme_for(doc, static_cast<int>(i))); }});
+  check_batch(in, v.size(), max_batch);
   return in;
 }
 
@@ -202,20 +223,17 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
 
 void detail::EnvelopeBuilder::begin_array() { in_.batch = true; }
 
-void detail::EnvelopeBuilder::end_array() {
-  if (auto bad = batch_violation(elements_, max_batch_)) {
-    in_.batch = false;
-    in_.items.clear();
-    in_.items.push_back(std::move(*bad));
-  }
-}
+void detail::EnvelopeBuilder::end_array() { check_batch(in_, elements_, max_batch_, std::move(beyond_)); }
 
 void detail::EnvelopeBuilder::begin_object() {
-  if (in_.batch && ++elements_ == max_batch_ + 1) in_.items = {};
+  if (in_.batch) ++elements_;
 }
 
 bool detail::EnvelopeBuilder::want(std::string_view name) {
-  return !over_limit() && envelope_member(name) != Member::None;
+  const Member m = envelope_member(name);
+  // Past the limit only what tells a call and its id is built (check_batch).
+  if (over_limit()) return m == Member::Id || m == Member::Method || m == Member::Jsonrpc;
+  return m != Member::None;
 }
 
 void detail::EnvelopeBuilder::member(std::string_view name, json&& value, std::string_view number_text) {
@@ -235,12 +253,18 @@ void detail::EnvelopeBuilder::member_text(std::string_view name, std::string_vie
 }
 
 void detail::EnvelopeBuilder::end_object() {
-  if (!over_limit()) in_.items.emplace_back(Made{[this] { return classify(std::move(envelope_)); }});
+  if (!over_limit()) {
+    in_.items.emplace_back(Made{[this] { return classify(std::move(envelope_)); }});
+  } else {
+    Item past = classify(std::move(envelope_));
+    if (Id* id = call_id(past)) beyond_.push_back(std::move(*id));
+  }
   envelope_ = Envelope();
 }
 
 void detail::EnvelopeBuilder::value(json&& v) {
-  if (in_.batch && ++elements_ == max_batch_ + 1) in_.items = {};
+  if (in_.batch) ++elements_;
+  // A value that is not an object is no call: past the limit it is dropped.
   if (!over_limit()) in_.items.push_back(classify_non_object(v));
 }
 
