@@ -36,10 +36,14 @@ double note_deadline(Host* x) {
   return g_status[0];
 }
 
+// Milliseconds from JavaScript: a fraction rounds up (0.5 must not mean
+// "already due"), a huge value stays a huge value.
+Millis ms_of(double t) { return static_cast<Millis>(std::min(std::ceil(t), 9.0e15)); }
+
 CallOptions call_options(double t) {
   CallOptions o;
   if (t == static_cast<double>(abi::TIMEOUT_NONE)) o.no_timeout = true;
-  else if (t >= 0) o.timeout = static_cast<Millis>(t);
+  else if (t >= 0) o.timeout = ms_of(t);
   return o;
 }
 
@@ -100,14 +104,18 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
   PeerOptions o;
   o.role = static_cast<Role>(role);
   o.ignore_foreign = ignore_foreign != 0;
-  if (default_timeout >= 0) o.default_timeout = static_cast<Millis>(default_timeout);
-  if (max_in_flight > 0) o.limits.max_in_flight = static_cast<std::size_t>(max_in_flight);
-  if (max_pending > 0) o.limits.max_pending = static_cast<std::size_t>(max_pending);
-  if (max_batch > 0) o.limits.max_batch = static_cast<std::size_t>(max_batch);
-  if (rate_limit > 0) o.limits.rate_limit = static_cast<std::size_t>(rate_limit);
-  if (rate_window > 0) o.limits.rate_window = static_cast<Millis>(rate_window);
-  if (max_stream_chunk >= 0)  // size_t is 32 bits here: clamped
-    o.limits.max_stream_chunk = static_cast<std::size_t>(std::min(max_stream_chunk, 4294967295.0));
+  if (default_timeout >= 0) o.default_timeout = ms_of(default_timeout);
+  // size_t is 32 bits here: a count from JavaScript (Infinity, 2^32 and up
+  // included) is clamped, never wrapped, and a fraction rounds up.
+  auto count = [](double v) {
+    return static_cast<std::size_t>(std::min(std::ceil(v), 4294967295.0));
+  };
+  if (max_in_flight > 0) o.limits.max_in_flight = count(max_in_flight);
+  if (max_pending > 0) o.limits.max_pending = count(max_pending);
+  if (max_batch > 0) o.limits.max_batch = count(max_batch);
+  if (rate_limit > 0) o.limits.rate_limit = count(rate_limit);
+  if (rate_window > 0) o.limits.rate_window = ms_of(rate_window);
+  if (max_stream_chunk >= 0) o.limits.max_stream_chunk = count(max_stream_chunk);
   if (hlen > 0) {  // serve rpc.handshake: the offer as JSON in the input buffer
     json j = json::parse(input().data(), input().data() + hlen, nullptr, false);
     auto h = parse_handshake(j);
@@ -281,6 +289,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Incoming& in = reuse ? kept : fresh;
   busy = busy || reuse;
   in.batch = batch != 0;
+  in.checked = false;
   in.items.reserve(static_cast<std::size_t>(count));
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
   for (int i = 0; i < count; ++i) append_described(in.items, d + i * abi::D_SIZE, input().data());

@@ -149,3 +149,36 @@ test('rpc.handshake: the JavaScript build offers and agrees on metrics, never on
     assert.equal(raw.compression_used, undefined);
   } finally { d2(); }
 });
+
+// A limit is a count: Infinity or a value past 32 bits means "as many as the
+// core can count", never a limit of 0 (the WebAssembly build's size_t is 32
+// bits; the value is clamped, not wrapped).
+for (const name of ['maxInFlight', 'maxPending', 'maxBatch']) {
+  test(`limits.${name} of Infinity or 2^32 is no limit, not a limit of 0`, T, async () => {
+    for (const n of [Infinity, 2 ** 32, 2 ** 40 + 0.5]) {
+      const { client, server, done } = pair({ limits: { [name]: n } }, { limits: { [name]: n } });
+      try {
+        server.method('echo', (p) => p);
+        assert.deepEqual(await client.request('echo', [1]), [1]);
+        assert.deepEqual(await Promise.all(client.batch([{ method: 'echo', params: [2] }, { method: 'echo', params: [3] }])),
+          [[2], [3]]);
+      } finally { done(); }
+    }
+  });
+}
+
+test('a timeout of a fraction of a millisecond rounds up: the call is not due at once', T, async () => {
+  const clock = simClock();
+  const { client, server, done } = pair({ clock }, {});
+  try {
+    server.method('later', () => new Promise(() => {}));
+    server.method('ping', () => 1);
+    const p = client.request('later', [], { timeout: 0.5 });
+    const settled = p.then(() => 'resolved', (e) => e.message);
+    assert.equal(await client.request('ping'), 1); // 'later' has gone out and waits
+    clock.advance(0);
+    assert.equal(await Promise.race([settled, 'pending']), 'pending');
+    clock.advance(1);
+    assert.equal(await settled, 'Request timed out after 1 ms: later');
+  } finally { done(); }
+});
