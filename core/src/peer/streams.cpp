@@ -6,6 +6,8 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "peer/state.h"
@@ -27,6 +29,20 @@ std::optional<std::uint64_t> count_of(const json& o, const char* key) {
   if (it->is_number_integer() && it->get<std::int64_t>() >= 0)
     return static_cast<std::uint64_t>(it->get<std::int64_t>());
   return std::nullopt;
+}
+
+// A grant of credit: any non-negative number, its fraction dropped and a
+// huge one clamped (the caller clamps it again to max_stream_credit, as
+// docs/streams.md says); absent: 0; nullopt: not a non-negative number.
+std::optional<std::uint64_t> credit_of(const json& o) {
+  auto it = o.find("credit");
+  if (it == o.end()) return 0;
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (!(d >= 0)) return std::nullopt;
+    return d >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(d);
+  }
+  return count_of(o, "credit");
 }
 
 std::optional<Id> id_of(const json& o, const char* key) {
@@ -155,8 +171,10 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
       diag(Diagnostic::Kind::IgnoredMessage, method + " without a valid id; ignored");
       return true;
     }
-    const std::uint64_t n = std::min<std::uint64_t>(count_of(p, "credit").value_or(0),
-                                                    opts.limits.max_stream_credit);
+    const auto grant = credit_of(p);
+    if (!grant)
+      diag(Diagnostic::Kind::IgnoredMessage, method + " whose credit is not a non-negative number; none granted");
+    const std::uint64_t n = std::min<std::uint64_t>(grant.value_or(0), opts.limits.max_stream_credit);
     if (credit) {
       auto range = serving_ids.equal_range(*id);
       std::vector<std::uint64_t> slots;
