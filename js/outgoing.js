@@ -1,10 +1,7 @@
 // What the core sends, handed to the transport: the records of wasm/records.h
 // turned into wire values (wire.js), for the EM_JS hooks js_send, js_request
-// and js_result of wasm/host.cpp. What a transport cannot send — its send()
-// throws, or a packing transport reports it later (onSendError) — goes back
-// to the core from a microtask, never under the core's own call: the core
-// decides what follows (Peer::undelivered), and the call whose request
-// failed gets the transport's error as its rejection's cause.
+// and js_result of wasm/host.cpp. What a transport cannot send goes back to
+// the core from a microtask, never under the core's own call (undelivered()).
 import * as A from '../dist/weft_abi.js';
 import { M, X, desc, put } from './heap.js';
 import { inboundMark, unwindInbound } from './payloads.js';
@@ -62,8 +59,8 @@ export function sendResult(ep, recs, text) {
 
 /**
  * Message or batch `o` (as given to transport.send) could not be sent (`e`):
- * from send()'s catch, and the transport's onSendError, which may call it
- * under the core's own call (a packing transport posting at once).
+ * from send()'s catch, and the transport's onSendError (a packing transport
+ * posting at once: under the core's own call).
  */
 export function sendFailed(ep, o, e) { queueMicrotask(() => undelivered(ep, o, e)); }
 
@@ -74,23 +71,23 @@ function noteSendError(ep, m, e) {
   if (rec) rec.sendError = e;
 }
 
-// Whether message `m` alone could be sent: the transport's own check, or
-// structured clone's (the postMessage transports'). Asked only after a
-// batch failed, to tell the element that failed from the rest.
-function sendable(transport, m) {
-  if (typeof transport.sendable === 'function') return transport.sendable(m);
-  if (typeof structuredClone !== 'function') return true;
+const text = (x) => String(x?.message ?? x);
+
+// Why `m` alone cannot be sent, if it cannot: the transport's sendable()
+// (false, or throwing why), else structured clone's error.
+function whyNot(t, m, e) {
   try {
-    structuredClone(m);
-    return true;
-  } catch {
-    return false;
+    if (typeof t.sendable === 'function') return t.sendable(m) ? undefined : e;
+    globalThis.structuredClone?.(m);
+  } catch (x) {
+    return x;
   }
 }
 
-// `o` is described to the core as incoming messages are, each with whether
-// it could be sent on its own (a batch's; a single message could not), and
-// the core decides what follows (Peer::undelivered).
+// `o` is described to the core as incoming messages are, each with whether it
+// failed alone (none of a batch: the transport failed, all of it), and the core
+// decides what follows (Peer::undelivered). It takes one reason: those failing
+// with the first go now, the rest again.
 function undelivered(ep, o, e) {
   if (!ep.h) return;
   const list = Array.isArray(o) && !isTuple(o) ? o : [o];
@@ -98,11 +95,10 @@ function undelivered(ep, o, e) {
   if (n === 0) return;
   const mark = inboundMark();
   try {
-    // Which could not be sent alone; none of a batch: the transport failed.
-    const failed = n === 1 ? [true] : list.map((m) => !sendable(ep.transport, m));
-    const blamed = failed.includes(true);
-    for (let i = 0; i < n; i++) if (failed[i] || !blamed) noteSendError(ep, plainOf(list[i]), e);
-    const mlen = put(String(e?.message ?? e));
+    const why = n > 1 ? list.map((m) => whyNot(ep.transport, m, e)) : [e];
+    const k = why.findIndex((x) => x !== undefined);
+    const r = text(k < 0 ? e : why[k]);
+    const mlen = put(r);
     const base = desc(n * (A.D_SIZE + 1));
     let at = mlen;
     for (let i = 0; i < n; i++) {
@@ -110,12 +106,15 @@ function undelivered(ep, o, e) {
       at = isTuple(m) ? describeTuple(base + i * A.D_SIZE, m, at) : describe(base + i * A.D_SIZE, m, at);
     }
     const flags = base + n * A.D_SIZE;
-    for (let i = 0; i < n; i++) M.HEAPF64[flags + i] = failed[i] ? 1 : 0;
+    for (let i = 0; i < n; i++) {
+      const f = k < 0 || why[i] !== undefined && text(why[i]) === r;
+      M.HEAPF64[flags + i] = f ? 1 : 0;
+      if (f) noteSendError(ep, plainOf(list[i]), why[i] ?? e);
+    }
     X._weft_undelivered(ep.h, n, list === o ? 1 : 0, mlen);
   } catch (err) {
-    // From a microtask nothing may escape (a throwing sendable(), an error
-    // whose message throws): what is lost is said, not thrown.
-    ep._diag('SendFailed', 'a message could not be sent, nor reported to the core: ' + String(err?.message ?? err));
+    // Nothing may escape a microtask: what is lost is said.
+    ep._diag('SendFailed', 'a message could not be sent, nor reported to the core: ' + text(err));
   } finally {
     unwindInbound(mark);
   }

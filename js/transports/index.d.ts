@@ -25,7 +25,8 @@ export interface RPCTransport {
    * Whether `message` alone could be sent. Asked only when a batch of two or
    * more could not be sent (send() threw, or onSendError reported it), for
    * each element, to tell the one that failed from the rest (which then go
-   * again). Default: structured clone succeeds on it.
+   * again). It may throw instead of returning false: the error is that
+   * element's own reason. Default: structured clone succeeds on it.
    */
   sendable?(message: WireMessage): boolean;
   /**

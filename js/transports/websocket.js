@@ -1,11 +1,14 @@
 // A WebSocket (or npm `ws`): one JSON-RPC message per text frame, no packing.
 // Contract: docs/transports.md.
 // Refused as structured clone and the native codecs do: JSON.stringify would
-// drop a function or symbol (a response without "result") or write null.
+// drop a function or symbol (a response without "result"), write null, or
+// a lone surrogate weft's parser refuses.
+const lone = /\p{Cs}/u;
 function json(message) {
-  return JSON.stringify(message, (_k, v) => {
+  return JSON.stringify(message, (k, v) => {
     if (typeof v === 'function' || typeof v === 'symbol') throw new TypeError(`a ${typeof v} is not JSON`);
     if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError('NaN or Infinity has no JSON representation');
+    if (lone.test(k) || typeof v === 'string' && lone.test(v)) throw new TypeError('a lone surrogate is not JSON');
     return v;
   });
 }
@@ -36,6 +39,8 @@ export function webSocketTransport(ws) {
     },
   };
   for (const k in on) ws.addEventListener(k, on[k]);
+  // Kept after destroy(): npm ws throws an unheard 'error'.
+  ws.addEventListener('error', on.close);
   if (ws.readyState > 1) queueMicrotask(on.close);  // CLOSING or CLOSED already
   return {
     send(message) {
@@ -44,15 +49,8 @@ export function webSocketTransport(ws) {
       if (ws.readyState === 0) queue.push(s);
       else ws.send(s);
     },
-    // After a batch failed: whether this element alone is JSON.
-    sendable(message) {
-      try {
-        json(message);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    // After a batch failed: true, or throws why not.
+    sendable(message) { return !!json(message); },
     onMessage(h) { handler = h; },
     onClose(h) { onClose.push(h); if (closed) h(); },
     destroy() {
