@@ -21,17 +21,19 @@ export function workerTransport(worker, options) {
     post,
     ...eventListening(worker),
     watchClose(fire) {
-      // Browsers fire no event when a worker is terminated: watch the call.
-      const own = Object.prototype.hasOwnProperty.call(worker, 'terminate');
-      const prev = worker.terminate;
-      worker.terminate = function terminate(...args) {
-        fire();
-        return prev.apply(this, args);
-      };
-      return () => {
-        if (own) worker.terminate = prev;
-        else delete worker.terminate;
-      };
+      // Browsers fire no event when a worker is terminated: watch the call,
+      // one patch for all its transports.
+      let t = worker.terminate;
+      if (!t.fires) {
+        const prev = t;
+        t = worker.terminate = function terminate(...args) {
+          for (const f of t.fires) f();
+          return prev.apply(this, args);
+        };
+        t.fires = new Set();
+      }
+      t.fires.add(fire);
+      return () => t.fires.delete(fire);
     },
     mode,
   });
