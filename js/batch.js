@@ -17,8 +17,8 @@ export function batch(ep, entries, options) {
   const signal = opts.signal;
   const t = ep._timeoutArg(opts.timeout);
   const items = entries.map((e) => {
-    if (e.notification) return { e, rec: null, p: Promise.resolve(undefined) };
-    const item = { e, rec: null, p: null };
+    // A notification's rec only settles its promise.
+    const item = { e, rec: null, p: null, call: !e.notification };
     item.p = new Promise((resolve, reject) => {
       const own = typeof e.onMetrics === 'function' ? e.onMetrics : null;
       item.rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
@@ -27,8 +27,8 @@ export function batch(ep, entries, options) {
     return item;
   });
   // As request(): an aborted signal sends nothing and rejects every call.
-  if (signal?.aborted) for (const it of items) it.rec?.reject(cancelled());
-  else if (ep.closedError && (ep.queue || !ep.h)) for (const it of items) it.rec?.reject(ep.closedError);
+  if (signal?.aborted) for (const it of items) it.rec.reject(cancelled());
+  else if (ep.closedError && (ep.queue || !ep.h)) for (const it of items) it.rec.reject(ep.closedError);
   else if (ep.queue) ep.queue.push(['b', items, t, ep.callNow()]);
   else sendBatch(ep, items, t, ep.callNow());
   return items.map((it) => it.p);
@@ -36,20 +36,20 @@ export function batch(ep, entries, options) {
 
 /** Hands a batch to the core (also for one queued before the core loaded). */
 export function sendBatch(ep, items, timeout, t) {
-  const calls = items.filter((it) => it.rec);
+  const calls = items.filter((it) => it.call);
   if (!ep.h) {
-    for (const it of calls) it.rec.reject(ep.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
+    for (const it of items) it.rec.reject(ep.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
     return;
   }
-  const signal = calls[0]?.rec.signal;
-  if (signal?.aborted) { for (const it of calls) it.rec.reject(cancelled()); return; }
+  const signal = items[0]?.rec.signal;
+  if (signal?.aborted) { for (const it of items) it.rec.reject(cancelled()); return; }
   const base = desc(items.length * A.B_SIZE);
   let at = 0;
   items.forEach((it, i) => {
     const p = it.e.params;
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(ep.out, p);
     const n = put(String(it.e.method), at);
-    it.token = it.rec ? ep._token(it.rec) : -1;
+    it.token = it.call ? ep._token(it.rec) : -1;
     const F = M.HEAPF64;
     const d = base + i * A.B_SIZE;
     F[d + A.B_METHOD_AT] = at; F[d + A.B_METHOD_LEN] = n;
@@ -59,12 +59,13 @@ export function sendBatch(ep, items, timeout, t) {
   const metrics = calls.some((it) => it.rec.onMetrics) ? A.METRICS_ASK : A.METRICS_SKIP;
   if (X._weft_batch(ep.h, items.length, timeout, t, metrics) < 0) {
     const err = lastError();
-    for (const it of calls) {
-      ep._untoken(it.token);
+    for (const it of items) {
+      if (it.call) ep._untoken(it.token);
       it.rec.reject(err);
     }
     return;
   }
+  for (const it of items) if (!it.call) it.rec.resolve();
   ep._arm(status(0), t);
   const ids = X._weft_ids() >> 3;
   calls.forEach((it, k) => { it.rec.id = M.HEAPF64[ids + k]; });
