@@ -62,9 +62,7 @@ struct Connection::Impl final : FrameHandler {
       // response, the caller could not tell why it never came).
       frame.clear();
       frame.shrink_to_fit();
-      peer->undelivered(out, Error(code::kInvalidRequest, "the message is " + std::to_string(n) +
-                                                              " bytes, over max_send (" +
-                                                              std::to_string(opts.max_send) + ")"));
+      peer->undelivered(out, oversize_error(n, opts.max_send, opts.max_send_name));
       return;
     }
     std::string* framed = &frame;

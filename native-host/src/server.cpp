@@ -111,6 +111,7 @@ struct Server::Impl {
     cfg.conn.codec_limits = opts.codec_limits;
     cfg.conn.peer_limits = opts.peer_limits;
     cfg.conn.max_send = opts.max_response;
+    cfg.conn.max_send_name = "max_response";
     if (opts.handshake) {
       cfg.conn.handshake = opts.handshake;
       if (cfg.conn.handshake->session.empty()) cfg.conn.handshake->session = name;

@@ -1,6 +1,6 @@
 // client_test_support.h — what the Client tests share: a temporary
-// directory, a Server on its own thread, a quiet client config, and running
-// the client's loop until a condition holds.
+// directory, a Server on its own thread (a demo one on loopback), a quiet
+// client config, and running the client's loop until a condition holds.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -14,6 +14,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "demo.h"
 #include "weft/host/host.h"
 
 namespace client_test {
@@ -53,6 +54,22 @@ inline weft::host::ServerOptions quiet_server() {
   so.log = [](std::string_view) {};
   return so;
 }
+
+// A demo server on loopback: TCP, WebSocket and Streamable HTTP.
+struct LoopbackServer {
+  Running srv{quiet_server()};
+  LoopbackServer() {
+    srv.server.on_peer([](weft::Peer& p) { weft::register_demo_methods(p); });
+    REQUIRE(srv.server.listen_tcp("127.0.0.1", 0));
+    REQUIRE(srv.server.listen_ws("127.0.0.1", 0));
+    REQUIRE(srv.server.listen_http("127.0.0.1", 0));
+    srv.start();
+  }
+  // By host name, so that each connection is resolved (Asio's resolver thread).
+  std::string tcp() const { return "tcp:localhost:" + std::to_string(srv.server.tcp_port()); }
+  std::string ws() const { return "ws://localhost:" + std::to_string(srv.server.ws_port()) + "/"; }
+  std::string http() const { return "http://localhost:" + std::to_string(srv.server.http_port()) + "/mcp"; }
+};
 
 inline ClientConfig config(const std::string& address) {
   ClientConfig c;

@@ -13,7 +13,6 @@
 #include <thread>
 
 #include "cli/session_mode.h"
-#include "demo.h"
 #include "weft/host/host.h"
 
 using weft::json;
@@ -23,26 +22,6 @@ using weft::host::Outcome;
 using S = weft::host::Outcome::Status;
 
 #include "client_test_support.h"
-
-namespace {
-
-// A demo server on loopback: TCP, WebSocket and Streamable HTTP.
-struct LoopbackServer {
-  Running srv{quiet_server()};
-  LoopbackServer() {
-    srv.server.on_peer([](weft::Peer& p) { weft::register_demo_methods(p); });
-    REQUIRE(srv.server.listen_tcp("127.0.0.1", 0));
-    REQUIRE(srv.server.listen_ws("127.0.0.1", 0));
-    REQUIRE(srv.server.listen_http("127.0.0.1", 0));
-    srv.start();
-  }
-  // By host name, so that each connection is resolved (Asio's resolver thread).
-  std::string tcp() const { return "tcp:localhost:" + std::to_string(srv.server.tcp_port()); }
-  std::string ws() const { return "ws://localhost:" + std::to_string(srv.server.ws_port()) + "/"; }
-  std::string http() const { return "http://localhost:" + std::to_string(srv.server.http_port()) + "/mcp"; }
-};
-
-}  // namespace
 
 TEST_CASE("a client given a host name resolves it on the resolver thread and is answered on its own loop") {
   LoopbackServer s;

@@ -119,3 +119,18 @@ TEST_CASE("weft call --connect ADDR and --session") {
   CHECK_FALSE(parse({"notify", "--session", "m"}).error.empty());  // call only
   CHECK_FALSE(parse({"serve", "--connect", "unix:/x"}).error.empty());
 }
+
+TEST_CASE("a request over max_request is not sent over any transport: its call fails at once naming the limit") {
+  LoopbackServer s;
+  for (const std::string& address : {s.tcp(), s.ws(), s.http()}) {
+    INFO(address);
+    ClientConfig cfg = config(address);
+    cfg.max_request = 1000;
+    weft::host::BlockingClient c(cfg);
+    Outcome big = c.call("echo", json::array({std::string(2000, 'x')}), {.timeout = 10000});
+    CHECK(big.status != S::Ok);
+    CHECK(big.error.code == weft::code::kClosed);
+    CHECK_THAT(big.error.message, Catch::Contains("over max_request (1000)"));
+    CHECK(c.call("echo", json::array({1}), {.timeout = 10000}).ok());  // the connection goes on
+  }
+}

@@ -268,7 +268,7 @@ TEST_CASE("a result over max_response is answered -32603 naming its size") {
   Outcome o = call(io, client, "echo", json::array({std::string(2000, 'x')}));
   CHECK(o.status == S::RemoteError);
   CHECK(o.error.code == weft::code::kInternalError);
-  CHECK_THAT(o.error.message, Catch::Contains("over max_send (1000)"));
+  CHECK_THAT(o.error.message, Catch::Contains("over max_response (1000)"));
 }
 
 TEST_CASE("a request over max_request is not sent: its call fails at once naming its size") {
@@ -279,7 +279,7 @@ TEST_CASE("a request over max_request is not sent: its call fails at once naming
   Client client(io, cfg);
   Outcome o = call(io, client, "echo", json::array({std::string(2000, 'x')}));
   CHECK(o.error.code == weft::code::kClosed);
-  CHECK_THAT(o.error.message, Catch::Contains("over max_send (1000)"));
+  CHECK_THAT(o.error.message, Catch::Contains("over max_request (1000)"));
   CHECK(call(io, client, "echo", json::array({1})).ok());  // the connection goes on
 }
 

@@ -108,7 +108,7 @@ describe('weft call --session', () => {
     const r = await session(`sum [1]\n${big}\n`);
     assert.equal(r.code, 3, r.stderr);
     assert.deepEqual(lines(r.stdout), [{ jsonrpc: '2.0', result: 1, id: 1 }]);
-    assert.match(r.stderr, /could not deliver a message: the message is \d+ bytes, over max_send/);
+    assert.match(r.stderr, /could not deliver a message: the message is \d+ bytes, over max_request/);
   });
 
   test('--session takes no METHOD', async () => {

@@ -73,6 +73,10 @@ class Codec {
 std::vector<bool> unencodable(const Outgoing& out);
 // Why: -32603 "NaN or Infinity has no JSON representation".
 Error unencodable_error();
+// Why an encoded message of `n` bytes is not sent over the sender's limit
+// `max` (the option that sets it is `limit`): for Peer::undelivered. A
+// message the other side would refuse whole is never written.
+Error oversize_error(std::size_t n, std::size_t max, std::string_view limit);
 
 // A codec of `kind` that enforces `limits` when decoding.
 std::unique_ptr<Codec> make_codec(CodecKind kind, CodecLimits limits = {});

@@ -52,6 +52,11 @@ std::vector<bool> unencodable(const Outgoing& out) {
 
 Error unencodable_error() { return Error(code::kInternalError, "NaN or Infinity has no JSON representation"); }
 
+Error oversize_error(std::size_t n, std::size_t max, std::string_view limit) {
+  return Error(code::kInvalidRequest, "the message is " + std::to_string(n) + " bytes, over " + std::string(limit) +
+                                          " (" + std::to_string(max) + ")");
+}
+
 const char* codec_name(CodecKind kind) {
   switch (kind) {
     case CodecKind::Json: return "json";

@@ -23,6 +23,8 @@ void HttpLink::post_message(Outgoing&& o) {
   if (comp_.enabled()) ex->req.set(http::field::accept_encoding, "zstd");
   if (!codec_->encode(o, ex->req.body()))  // a NaN or an infinity (codec.h)
     return peer_->undelivered(o, unencodable_error(), unencodable(o));
+  if (const std::size_t n = ex->req.body().size(); cfg_.max_request && n > cfg_.max_request)
+    return peer_->undelivered(o, oversize_error(n, cfg_.max_request, "max_request"));  // as Connection does
   ex->req.prepare_payload();
   waiting_.push_back(std::move(ex));
   pump();

@@ -141,6 +141,7 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     sc.conn.framing_limits = cfg_.framing_limits;
     sc.conn.peer_limits = cfg_.peer_limits;
     sc.conn.max_send = cfg_.max_request;
+    sc.conn.max_send_name = "max_request";
     if (cfg_.handshake) sc.conn.compression = cfg_.compression;
     sc.name = a_.text;
     sc.eof_grace = 0;  // the server ended the stream: nothing will read our answers

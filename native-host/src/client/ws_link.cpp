@@ -37,6 +37,8 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
       std::string bytes;
       if (!codec_->encode(o, bytes))  // a NaN or an infinity (codec.h)
         return peer_->undelivered(o, unencodable_error(), unencodable(o));
+      if (cfg_.max_request && bytes.size() > cfg_.max_request)  // as over a byte stream (Connection)
+        return peer_->undelivered(o, oversize_error(bytes.size(), cfg_.max_request, "max_request"));
       // Z2: once agreed, over 1 KiB and smaller compressed.
       if (std::string z; comp_.agreed(peer_->agreed()) && comp_.compress(bytes, z)) bytes = std::move(z);
       out_.push_back(std::move(bytes));
