@@ -13,6 +13,7 @@ const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancel
  * its own onMetrics, else to the batch's (Peer::batch, BatchEntry::on_metrics).
  */
 export function batch(ep, entries, options) {
+  if (!Array.isArray(entries)) throw new TypeError('batch(): expected an array of entries');
   const opts = options ?? {};
   const signal = opts.signal;
   const t = ep._timeoutArg(opts.timeout);

@@ -65,13 +65,13 @@ export class Endpoint {
     this.closedError = null;
     this.destroyed = false;
     this.queue = [];            // operations made before the core loaded
-    if (transport) {
-      transport.onMessage((data) => this._onMessage(data));
-      if (typeof transport.onClose === 'function')
-        transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
-      if (typeof transport.onSendError === 'function')
-        transport.onSendError((m, e) => sendFailed(this, m, e));
-    }
+    if (typeof transport?.send !== 'function' || typeof transport.onMessage !== 'function')
+      throw new TypeError('expected a transport: { send, onMessage } (docs/transports.md)');
+    transport.onMessage((data) => this._onMessage(data));
+    if (typeof transport.onClose === 'function')
+      transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
+    if (typeof transport.onSendError === 'function')
+      transport.onSendError((m, e) => sendFailed(this, m, e));
     whenLoaded(this);
   }
 

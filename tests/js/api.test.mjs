@@ -352,3 +352,15 @@ test('one handler per name: onNotify() replaces method() of that name (a request
     assert.deepEqual(seen, [[1], ['method', [2]], ['method', [3]]]);
   } finally { done(); }
 });
+
+test('an endpoint without a transport, or a batch that is not an array, is a TypeError saying what was expected', () => {
+  for (const Ctor of [Peer, JSONRPCClient, JSONRPCServer])
+    for (const t of [undefined, null, {}, { send() {} }])
+      assert.throws(() => new Ctor(t), { name: 'TypeError', message: /expected a transport: \{ send, onMessage \}/ });
+  const { port1 } = new MessageChannel();
+  const client = new JSONRPCClient(portTransport(port1));
+  try {
+    for (const entries of [null, undefined, { method: 'x' }])
+      assert.throws(() => client.batch(entries), { name: 'TypeError', message: 'batch(): expected an array of entries' });
+  } finally { client.destroy(); port1.close(); }
+});
