@@ -9,8 +9,9 @@ const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancel
 /**
  * ep.batch(entries, {timeout, signal, onMetrics}): entries are {method,
  * params, notification?, onMetrics?}. Returns one promise per entry (a
- * notification's resolves to undefined when sent). Each call's metrics go to
- * its own onMetrics, else to the batch's (Peer::batch, BatchEntry::on_metrics).
+ * notification's resolves to undefined once handed to the transport). Each
+ * call's metrics go to its own onMetrics, else to the batch's (Peer::batch,
+ * BatchEntry::on_metrics).
  */
 export function batch(ep, entries, options) {
   if (!Array.isArray(entries)) throw new TypeError('batch(): expected an array of entries');

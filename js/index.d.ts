@@ -328,7 +328,7 @@ type TypedHandler<F> = (params: ParamOf<F>, context: HandlerContext) => ResultOf
 export type BatchEntry<M = any> = IsAny<M> extends true ? {
   method: string;
   params?: Params;
-  /** true: sent as a notification; its promise resolves to undefined once the batch is sent, else rejects as its calls do. */
+  /** true: sent as a notification; its promise resolves to undefined once the batch is handed to the transport, else rejects as its calls do (a notification the transport then cannot send is reported through onDiagnostic). */
   notification?: boolean;
   /** This call's metrics, as CallOptions.onMetrics (instead of the batch's). */
   onMetrics?: (metrics: ResponseMetrics) => void;

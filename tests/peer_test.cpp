@@ -157,6 +157,32 @@ TEST_CASE("a batch over the batch limit answers each call -32600 with its id", "
         R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: batch of 3 messages exceeds the limit of 2"},"id":3}])");
 }
 
+TEST_CASE("a client peer ignores the calls of an over-long batch as it ignores any call", "[peer][limits]") {
+  Loop l([](PeerOptions& o) {
+    o.role = Role::Client;
+    o.limits.max_batch = 2;
+  });
+  for (const std::size_t n : {2u, 3u, 4u}) {
+    std::string batch = "[";
+    for (std::size_t i = 0; i < n; ++i) batch += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"a","id":1})";
+    l.in(batch + "]");
+    CHECK(l.sent.empty());
+  }
+}
+
+TEST_CASE("a batch classified with another limit is held to the peer's own", "[peer][limits]") {
+  PeerLimits lim;
+  lim.max_batch = 2;
+  Loop l(lim);
+  register_demo_methods(*l.peer);
+  Document d;
+  d.value = json::parse(R"([{"jsonrpc":"2.0","method":"echo","id":1},{"jsonrpc":"2.0","method":"echo","id":2},{"jsonrpc":"2.0","method":"echo","id":3}])");
+  l.peer->receive(classify(std::move(d)));  // classify's own default limit is 65,536
+  REQUIRE(l.sent.size() == 1);
+  CHECK(l.sent[0].find("batch of 3 messages exceeds the limit of 2") != std::string::npos);
+  CHECK(l.sent[0].find(R"("id":3)") != std::string::npos);
+}
+
 TEST_CASE("calls after close fail with -32002 and send nothing", "[peer]") {
   Loop l;
   l.peer->close();

@@ -289,7 +289,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Incoming& in = reuse ? kept : fresh;
   busy = busy || reuse;
   in.batch = batch != 0;
-  in.checked = false;
+  in.checked.reset();
   in.items.reserve(static_cast<std::size_t>(count));
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
   for (int i = 0; i < count; ++i) append_described(in.items, d + i * abi::D_SIZE, input().data());

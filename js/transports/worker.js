@@ -24,6 +24,7 @@ export function workerTransport(worker, options) {
       // Browsers fire no event when a worker is terminated: watch the call,
       // one patch for all its transports.
       let t = worker.terminate;
+      if (typeof t !== 'function') return () => {};
       if (!t.fires) {
         const prev = t;
         t = worker.terminate = function terminate(...args) {

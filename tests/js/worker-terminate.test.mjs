@@ -50,3 +50,14 @@ test('a destroyed endpoint is not told of a later terminate(); terminate() still
   assert.deepEqual(closes, []);
   assert.equal(w.terminated, 1);
 });
+
+test('a worker-like object without terminate() still makes a transport; calls go out as on any worker', T, async () => {
+  await ready;
+  const sent = [];
+  const w = new (class extends EventTarget { postMessage(m) { sent.push(m); } })();
+  const p = new Peer(workerTransport(w), { timeout: 10000 });
+  p.notify('hello', [1]);
+  await p.request('ping', [], { timeout: 1 }).catch(() => {});
+  assert.ok(sent.length >= 1);
+  p.destroy();
+});

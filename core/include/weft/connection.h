@@ -45,7 +45,7 @@ struct ConnectionOptions {
   // limit (100 MB), the native client to its request limit (10 MB).
   std::size_t max_send = 0;
   // The option that sets max_send, as the error names it ("max_response").
-  std::string_view max_send_name = "max_send";
+  std::string max_send_name = "max_send";
   std::function<void(std::string_view bytes)> write;  // required: framed bytes out
   std::function<void(const Diagnostic&)> diagnostic;  // optional; frame errors too
   // The other side announced a drain (PeerOptions::on_drain): optional.

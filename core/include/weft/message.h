@@ -187,7 +187,9 @@ using Item = std::variant<Request, Notification, Response, Invalid>;
 struct Incoming {
   bool batch = false;       // the document was an array (§6)
   std::vector<Item> items;  // empty batch → one Invalid (§6: "an empty Array")
-  bool checked = false;     // check_batch() has run (it runs once per batch)
+  // The max_batch that check_batch() applied (nullopt: not yet); Peer
+  // applies its own limit unless this is it.
+  std::optional<std::size_t> checked;
 };
 
 // A "method" member: its text when it is a string (no json allocation), else
@@ -297,17 +299,20 @@ Item classify(Envelope&& e);
 // (§4: "A rpc call is represented by sending a Request object").
 Item classify_non_object(const json& v);
 // §6: a batch must be a non-empty array; weft also bounds its length.
-// Applied to a batch of `n` elements whose first ones are classified in
-// `in.items` (all of them, unless the decoder kept only the ids of the calls
-// past `max_batch` in `beyond`); sets `in.checked`. An empty batch becomes one
-// Invalid with id null. A batch longer than `max_batch` is not run: §6 lets a
-// server answer a batch element by element, so each call in it (a request, or
-// an invalid call whose id could be read) is answered -32600 with its own id,
-// and the caller's calls settle at once instead of waiting on an id-null error
-// that no call can claim (docs/protocol.md); its notifications, responses and
-// other invalid elements go unanswered. A long batch holding no call is one
+// Applied to a batch of `n` elements classified in `in.items` (all of them,
+// unless batch_past_answering(n, max_batch)); sets `in.checked`. An empty
+// batch becomes one Invalid with id null. A batch longer than `max_batch` is
+// not run: §6 lets a server answer a batch element by element, so each call
+// in it (a request, or an invalid call whose id could be read) is answered
+// -32600 with its own id, and the caller's calls settle at once instead of
+// waiting on an id-null error that no call can claim (docs/protocol.md); its
+// notifications, responses and other invalid elements go unanswered. A batch
+// holding no call, or longer than twice `max_batch` (refusing each of its
+// calls would cost more than serving a batch within the limit), is one
 // Invalid with id null.
-void check_batch(Incoming& in, std::size_t n, std::size_t max_batch, std::vector<Id>&& beyond = {});
+void check_batch(Incoming& in, std::size_t n, std::size_t max_batch);
+// Whether a batch of `n` elements is too long to refuse call by call.
+bool batch_past_answering(std::size_t n, std::size_t max_batch);
 
 // Validates a document per JSON-RPC 2.0 §4–§6. Never fails: violations become
 // `Invalid` items. Rules enforced: "jsonrpc" must be exactly "2.0"; "method" a

@@ -132,7 +132,7 @@ class EnvelopeBuilder final : public EnvelopeSink {
   explicit EnvelopeBuilder(std::size_t max_batch, Incoming&& recycled = {})
       : max_batch_(max_batch), in_(std::move(recycled)) {
     in_.batch = false;
-    in_.checked = false;
+    in_.checked.reset();
     in_.items.clear();
   }
   // After a successful parse_json(text, max_depth, *this).
@@ -148,14 +148,17 @@ class EnvelopeBuilder final : public EnvelopeSink {
   void value(json&& v) override;
 
  private:
-  // Past max_batch the batch is refused call by call (check_batch): of its
-  // further elements only the ids of calls are kept, so a long batch costs no
-  // more memory than its text.
-  bool over_limit() const { return elements_ > max_batch_; }
+  // Past twice max_batch the batch is refused whole (check_batch): its
+  // further elements are checked by the parser but not judged or kept.
+  bool over_limit() const { return batch_past_answering(elements_, max_batch_); }
+  // One more element of the document array: the items so far are dropped
+  // when it is the first past twice max_batch (written not to overflow).
+  void count() {
+    if (in_.batch && ++elements_ > max_batch_ && elements_ - max_batch_ - 1 == max_batch_) in_.items = {};
+  }
 
   std::size_t max_batch_;
   std::size_t elements_ = 0;  // elements of the document array so far
-  std::vector<Id> beyond_;    // ids of the calls past max_batch
   Envelope envelope_;         // the object whose members are arriving
   Incoming in_;
 };

@@ -163,9 +163,10 @@ bool admit(PeerState& s, Incoming& in) {
     if (in.items.size() != before) report_ignored(s, before - in.items.size());
     if (in.items.empty() && before > 0) return false;
   }
-  // A decoder may have applied §6's batch rules already (check_batch: it
-  // alone saw the whole array); a batch built from objects has not.
-  if (in.batch && !in.checked) check_batch(in, in.items.size(), s.opts.limits.max_batch);
+  // A decoder may have applied §6's batch rules with this peer's limit
+  // already (check_batch: it alone saw the whole array); otherwise here.
+  const std::size_t max = s.opts.limits.max_batch;
+  if (in.batch && in.checked != max) check_batch(in, in.items.size(), max);
   return true;
 }
 

@@ -165,17 +165,28 @@ Item classify(Envelope&& e) {
 }
 
 namespace {
-// The id a refused call of an over-long batch is answered with, or null for
-// an element that gets no answer (check_batch).
-Id* call_id(Item& i) {
-  if (auto* rq = std::get_if<Request>(&i)) return &rq->id;
-  auto* bad = std::get_if<Invalid>(&i);
-  return bad && bad->call && bad->reply && !bad->id.is_null() ? &bad->id : nullptr;
+// The refusal of element `i` of an over-long batch, or nullopt for an element
+// that gets no answer (check_batch). It stays a call, and foreign if it was,
+// so the role and foreign-message policy treat it as they treat the element.
+std::optional<Invalid> refusal(Item& i, const std::string& why) {
+  Invalid out;
+  if (auto* rq = std::get_if<Request>(&i)) {
+    out = detail::invalid(std::move(rq->id), why);
+  } else {
+    auto* bad = std::get_if<Invalid>(&i);
+    if (!bad || !bad->call || !bad->reply || bad->id.is_null()) return std::nullopt;
+    out = detail::invalid(std::move(bad->id), why);
+    out.foreign = bad->foreign;
+  }
+  out.call = true;
+  return out;
 }
 }  // namespace
 
-void check_batch(Incoming& in, std::size_t n, std::size_t max_batch, std::vector<Id>&& beyond) {
-  in.checked = true;
+bool batch_past_answering(std::size_t n, std::size_t max_batch) { return n > max_batch && n - max_batch > max_batch; }
+
+void check_batch(Incoming& in, std::size_t n, std::size_t max_batch) {
+  in.checked = max_batch;
   // §6: "If the batch rpc call itself fails to be recognized as an valid JSON
   // or as an Array with at least one value, the response from the Server MUST
   // be a single Response object."
@@ -189,9 +200,9 @@ void check_batch(Incoming& in, std::size_t n, std::size_t max_batch, std::vector
   const std::string why =
       "batch of " + std::to_string(n) + " messages exceeds the limit of " + std::to_string(max_batch);
   std::vector<Item> refused;
-  for (Item& i : in.items)
-    if (Id* id = call_id(i)) refused.emplace_back(detail::invalid(std::move(*id), why));
-  for (Id& id : beyond) refused.emplace_back(detail::invalid(std::move(id), why));
+  if (!batch_past_answering(n, max_batch))
+    for (Item& i : in.items)
+      if (auto r = refusal(i, why)) refused.emplace_back(std::move(*r));
   in.items = std::move(refused);
   if (in.items.empty()) {
     in.batch = false;
@@ -223,17 +234,12 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
 
 void detail::EnvelopeBuilder::begin_array() { in_.batch = true; }
 
-void detail::EnvelopeBuilder::end_array() { check_batch(in_, elements_, max_batch_, std::move(beyond_)); }
+void detail::EnvelopeBuilder::end_array() { check_batch(in_, elements_, max_batch_); }
 
-void detail::EnvelopeBuilder::begin_object() {
-  if (in_.batch) ++elements_;
-}
+void detail::EnvelopeBuilder::begin_object() { count(); }
 
 bool detail::EnvelopeBuilder::want(std::string_view name) {
-  const Member m = envelope_member(name);
-  // Past the limit only what tells a call and its id is built (check_batch).
-  if (over_limit()) return m == Member::Id || m == Member::Method || m == Member::Jsonrpc;
-  return m != Member::None;
+  return !over_limit() && envelope_member(name) != Member::None;
 }
 
 void detail::EnvelopeBuilder::member(std::string_view name, json&& value, std::string_view number_text) {
@@ -253,18 +259,12 @@ void detail::EnvelopeBuilder::member_text(std::string_view name, std::string_vie
 }
 
 void detail::EnvelopeBuilder::end_object() {
-  if (!over_limit()) {
-    in_.items.emplace_back(Made{[this] { return classify(std::move(envelope_)); }});
-  } else {
-    Item past = classify(std::move(envelope_));
-    if (Id* id = call_id(past)) beyond_.push_back(std::move(*id));
-  }
+  if (!over_limit()) in_.items.emplace_back(Made{[this] { return classify(std::move(envelope_)); }});
   envelope_ = Envelope();
 }
 
 void detail::EnvelopeBuilder::value(json&& v) {
-  if (in_.batch) ++elements_;
-  // A value that is not an object is no call: past the limit it is dropped.
+  count();
   if (!over_limit()) in_.items.push_back(classify_non_object(v));
 }
 

@@ -23,10 +23,10 @@ void HttpConn::post() {
   if (!decode_content()) return;
   auto doc = svc_.codec().decode(req_.body());
   if (!doc) return respond(http::status::bad_request, error_body(doc.error().code, doc.error().message));
-  Incoming in = classify(doc.value(), 1);
-  if (in.batch)
+  if (doc.value().value.is_array())
     return respond(http::status::bad_request,
                    error_body(code::kInvalidRequest, "Invalid Request: a POST carries one JSON-RPC message, not a batch"));
+  Incoming in = classify(doc.value());
   if (auto* bad = std::get_if<Invalid>(&in.items[0]))
     return respond(http::status::bad_request, error_body(bad->error.code, bad->error.message));
   const Request* request = std::get_if<Request>(&in.items[0]);
