@@ -223,9 +223,12 @@ Incoming classify(Document&& doc, std::size_t max_batch) {
     return in;
   }
   in.batch = true;
-  in.items.reserve(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    in.items.emplace_back(Made{[&] { return classify_value(v[i], lexeme_for(doc, static_cast<int>(i))); }});
+  // A batch refused whole (check_batch) is not worth judging element by element.
+  if (!batch_past_answering(v.size(), max_batch)) {
+    in.items.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      in.items.emplace_back(Made{[&] { return classify_value(v[i], lexeme_for(doc, static_cast<int>(i))); }});
+  }
   check_batch(in, v.size(), max_batch);
   return in;
 }
