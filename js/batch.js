@@ -11,12 +11,12 @@ const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancel
  * params, notification?, onMetrics?}. Returns one promise per entry (a
  * notification's resolves to undefined once handed to the transport). Each
  * call's metrics go to its own onMetrics, else to the batch's (Peer::batch,
- * BatchEntry::on_metrics).
+ * BatchEntry::on_metrics). Bad entries or options throw, sending nothing.
  */
 export function batch(ep, entries, options) {
   if (!Array.isArray(entries)) throw new TypeError('batch(): expected an array of entries');
   const opts = options ?? {};
-  const signal = opts.signal;
+  const signal = ep._signal(opts.signal);
   const t = ep._timeoutArg(opts.timeout);
   const items = entries.map((e) => {
     // A notification's rec only settles its promise.

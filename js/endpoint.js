@@ -41,7 +41,7 @@ export class Endpoint {
     this.transport = transport;
     this.role = role;
     this.h = 0;
-    this.timeout = options.timeout === undefined ? 10000 : options.timeout;
+    this.timeout = this._timeoutArg(options.timeout) === A.TIMEOUT_DEFAULT ? 10000 : options.timeout;
     this.limits = options.limits ?? {};
     this.onDiagnostic = options.onDiagnostic;
     this.onDrain = options.onDrain;
@@ -151,10 +151,20 @@ export class Endpoint {
     if (this.live === 0) this.timer.rest();
   }
 
-  // A per-call timeout as the core takes it: ms, TIMEOUT_DEFAULT or TIMEOUT_NONE.
-  _timeoutArg(timeout) {
-    if (timeout === undefined) return A.TIMEOUT_DEFAULT;
-    return timeout > 0 && timeout !== Infinity ? timeout : A.TIMEOUT_NONE;
+  // A timeout as the core takes it: ms, TIMEOUT_DEFAULT or TIMEOUT_NONE (0,
+  // Infinity). Any other value throws: -5 or NaN must not mean none.
+  _timeoutArg(t) {
+    const n = typeof t == 'number';
+    if (t === undefined) return A.TIMEOUT_DEFAULT;
+    if (!(n && t >= 0))
+      throw new (n ? RangeError : TypeError)(`timeout must be a number of milliseconds >= 0 (0 or Infinity: none), got ${n ? t : typeof t}`);
+    return t > 0 && t !== Infinity ? t : A.TIMEOUT_NONE;
+  }
+
+  // A call's signal: none or an AbortSignal.
+  _signal(s) {
+    if (s != null && !(typeof s.addEventListener == 'function' && 'aborted' in s)) throw new TypeError('signal must be an AbortSignal');
+    return s;
   }
 
   request(method, params, options) {
@@ -168,11 +178,11 @@ export class Endpoint {
   async handshake(offer, options) {
     await ready;
     return new Promise((resolve, reject) => {
+      const t = this._timeoutArg(options?.timeout);
       if (!this.h) return reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
       const rec = { resolve, reject, id: 0, done: false, signal: null, onAbort: null, group: null, sendError: null };
       const token = this._token(rec);
-      const id = X._weft_handshake(this.h, token, put(JSON.stringify(handshakeOffer(offer))),
-        this._timeoutArg(options?.timeout), this.clock.now());
+      const id = X._weft_handshake(this.h, token, put(JSON.stringify(handshakeOffer(offer))), t, this.clock.now());
       if (id === 0) { this._untoken(token); return reject(lastError()); }
       rec.id = id;
       this._arm(status(0), this.clock.now());
@@ -208,6 +218,8 @@ export class Endpoint {
   _request(method, params, options, stream) {
     const signal = options?.signal;
     return new Promise((resolve, reject) => {
+      this._signal(signal);  // a bad option rejects, nothing sent
+      const t = this._timeoutArg(options?.timeout);
       const onProgress = typeof options?.onProgress === 'function' ? options.onProgress : null;
       const onMetrics = typeof options?.onMetrics === 'function' ? options.onMetrics : null;
       const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
@@ -216,7 +228,6 @@ export class Endpoint {
       if (stream) stream.rec = rec;
       if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
       if (signal?.aborted) return reject(cancelled());
-      const t = this._timeoutArg(options?.timeout);
       if (this.queue) {
         this.queue.push(['c', rec, method, params, t, this.callNow()]);
         if (signal) {

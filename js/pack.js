@@ -1,45 +1,30 @@
-// Packing, for the postMessage transports (option `pack`): every postMessage
-// costs a structured-clone setup and an event dispatch on the other side, so
-// weft ↔ weft links may coalesce. Messages handed to send() during one turn are
-// queued and flushed in a microtask: one message is posted as is (plain
-// JSON-RPC), two or more as ONE frame { "weft/pack": [m1, m2, …] } (no
-// `jsonrpc` member, so no JSON-RPC peer mistakes it for a message). Every
-// transport unpacks what it receives, whatever its option, and delivers the
-// elements in order. A frame holds at most PACK_MAX messages, and a bulky
-// message (payload > BULKY bytes) is posted on its own, at once, right after
-// what is queued (see the constants).
+// Packing, for the postMessage transports (option `pack`; the wire format,
+// the announcement and tuples: docs/protocol.md, "Packing over postMessage").
+// Every postMessage costs a structured-clone setup and an event dispatch on
+// the other side, so weft ↔ weft links may coalesce: messages handed to
+// send() during one turn are queued and flushed in a microtask, one as is
+// (plain JSON-RPC), two or more as ONE frame { "weft/pack": [m1, m2, …] }.
+// Every transport unpacks, whatever its option, and delivers the elements in
+// order. A frame holds at most PACK_MAX messages, and a bulky message is
+// posted on its own, at once, right after what is queued (see the constants).
 //   pack: 'auto' (default)  plain until the other side proves it unpacks (a
-//                           pack frame or the announcement below arrives),
-//                           then pack;
+//                           pack frame or its announcement arrives), then pack;
 //   pack: true              pack from the start (the peer must be weft);
 //   pack: false             never pack.
-// Order is kept: once packing, every message goes through the queue.
-//
-// Announcement. With 'auto' (and true), a transport posts ANNOUNCE once, just
-// before its first message: a JSON-RPC 2.0 *notification* with a "$/" method,
-// which a conforming peer never answers (§4.1) and, by the LSP convention for
-// "$/" methods, may ignore. A weft transport of any mode consumes it (the
-// endpoint never sees it) and, in 'auto', packs from then on. So two weft
-// endpoints with default options pack after their first exchange, and a
-// foreign peer only ever receives plain JSON-RPC (plus that one notification).
-// The wire format is described in docs/protocol.md.
-//
-// Tuples. The announcement carries params {"tuples": 1}: this end reads
-// tuples (js/tuples.js), the compact form of a message that structured clone
-// copies faster than an object with named members. Every weft endpoint reads
-// them; one sends them only once the other side's announcement said so
-// (onTuples is called). What a message says is unchanged: the core sees the
-// same descriptor either way.
+// Order is kept: once packing, every message goes through the queue. Two
+// weft endpoints with default options pack after their first exchange; a
+// foreign peer only ever receives plain JSON-RPC (plus the announcement, a
+// "$/" notification). The announcement's {"tuples": 1} says this end reads
+// tuples (js/tuples.js); onTuples is called when the other side's says so.
 //
 // Send errors. Unpacked, send() posts at once and throws what postMessage
 // throws (e.g. DataCloneError). Packing, send() never throws (except for a
 // bulky message, posted at once, or the first one sent while a plain message
-// is delivered): if the flush fails,
-// each queued message is posted on its own, and for each that still fails the
-// handler given to onSendError(fn) is called as fn(message, error) — later
-// than send(), from a microtask (or from destroy()), with the very object
-// passed to send(); the messages around it are still delivered, in order.
-// Without a handler: console.warn.
+// is delivered): if the flush fails, each queued message is posted on its
+// own, and for each that still fails the handler given to onSendError(fn) is
+// called as fn(message, error) — later than send(), from a microtask (or
+// from destroy()), with the very object passed to send(); the messages
+// around it are still delivered, in order. Without a handler: console.warn.
 // destroy() flushes what is queued (synchronously, before detaching); after
 // destroy() send() posts directly, unpacked.
 

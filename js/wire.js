@@ -63,6 +63,8 @@ function scalar(s, v, at) {
 
 /** Describes the id `id` in descriptor `d` (D_ID_*); returns the next free byte. */
 function describeId(d, id, at) {
+  // A BigInt is a number JSON cannot express: no id (JSON-RPC 2.0 §4).
+  if (typeof id === 'bigint') { M.HEAPF64[d + D_ID_KIND] = VALUE_NON_FINITE; return at; }
   if (typeof id === 'number' && Number.isFinite(id) && (!Number.isSafeInteger(id) || Object.is(id, -0))) {
     // The lexeme a JSON codec would have kept (String(-0) is "0": spell it).
     const n = put(Object.is(id, -0) ? '-0.0' : String(id), at);

@@ -134,7 +134,8 @@ export interface ConnectionTransport extends RPCTransport {
 }
 /**
  * A WebSocket (e.g. to `weft serve --ws`): one JSON-RPC message per text
- * frame. Sends wait until it opens; when it closes, pending calls reject at
- * once with -32002. destroy() closes the socket.
+ * frame; a binary frame, or a text frame that is not JSON, is dropped with a
+ * console warning. Sends wait until it opens; when it closes, pending calls
+ * reject at once with -32002. destroy() closes the socket.
  */
 export declare function webSocketTransport(ws: WebSocketLike): ConnectionTransport;

@@ -23,12 +23,9 @@ export function webSocketTransport(ws) {
   const on = {
     open() { for (const s of queue.splice(0)) ws.send(s); },
     message({ data }) {
-      let m;
-      try {
-        m = JSON.parse(typeof data === 'string' ? data : new TextDecoder().decode(data));
-      } catch {
-        return console.warn('webSocketTransport: dropped a frame that is not JSON text');
-      }
+      let m;  // text frames only: weft's binary ones hold MessagePack or zstd (docs/transports.md)
+      try { if (typeof data === 'string') m = JSON.parse(data); } catch { /* not JSON */ }
+      if (m === undefined) return console.warn('webSocketTransport: dropped a frame that is not JSON text');
       handler?.(m);
     },
     close() {
