@@ -3,6 +3,12 @@
 // the address strings, and the CLI flags that take them.
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <optional>
+
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
 #include "address.h"
 #include "cli/options.h"
 #include "client_test_support.h"
@@ -133,4 +139,83 @@ TEST_CASE("a request over max_request is not sent over any transport: its call f
     CHECK_THAT(big.error.message, Catch::Contains("over max_request (1000)"));
     CHECK(c.call("echo", json::array({1}), {.timeout = 10000}).ok());  // the connection goes on
   }
+}
+
+// ---- HTTP: a POST is sent once ------------------------------------------------------
+
+namespace {
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+// A raw HTTP server on the test's own loop. Each connection reads one POST
+// (counted); `answer` says whether to answer it (200, keep-alive) before
+// closing the connection, as a server's idle timeout would.
+struct OnePostServer {
+  tcp::acceptor acceptor;
+  bool answer;
+  int posts = 0;
+  int closed = 0;
+  OnePostServer(boost::asio::io_context& io, bool answer_it)
+      : acceptor(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0)), answer(answer_it) {
+    accept();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/mcp"; }
+  void accept() {
+    acceptor.async_accept([this](const boost::system::error_code& ec, tcp::socket s) {
+      if (ec) return;
+      serve(std::make_shared<tcp::socket>(std::move(s)));
+      accept();
+    });
+  }
+  void serve(std::shared_ptr<tcp::socket> s) {
+    auto buf = std::make_shared<beast::flat_buffer>();
+    auto req = std::make_shared<http::request<http::string_body>>();
+    http::async_read(*s, *buf, *req, [this, s, buf, req](const boost::system::error_code& ec, std::size_t) {
+      if (ec) return;  // the client's probe connection, closed unused
+      ++posts;
+      if (!answer) return close(*s);
+      const json q = json::parse(req->body());
+      auto res = std::make_shared<http::response<http::string_body>>(http::status::ok, 11);
+      res->set(http::field::content_type, "application/json");
+      res->keep_alive(true);
+      res->body() = json{{"jsonrpc", "2.0"}, {"result", posts}, {"id", q["id"]}}.dump();
+      res->prepare_payload();
+      http::async_write(*s, *res, [this, s, res](const boost::system::error_code&, std::size_t) { close(*s); });
+    });
+  }
+  void close(tcp::socket& s) {
+    boost::system::error_code ignored;
+    s.shutdown(tcp::socket::shutdown_both, ignored);
+    s.close(ignored);
+    ++closed;
+  }
+};
+}  // namespace
+
+TEST_CASE("HTTP: a request the server may have run is not sent again; its call fails -32002") {
+  boost::asio::io_context io;
+  OnePostServer server(io, false);  // reads the POST, closes without answering
+  Client client(io, config(server.url()));
+  std::optional<Outcome> o;
+  client.call("subtract", json::array({5, 3}), {.timeout = 10000}, [&](Outcome r) { o = std::move(r); });
+  run_until(io, [&] { return o.has_value(); });
+  CHECK(o->status != S::Ok);
+  CHECK(o->error.code == weft::code::kClosed);
+  CHECK(server.posts == 1);
+}
+
+TEST_CASE("HTTP: a kept-alive connection the server closed is not reused; the next call goes out once, anew") {
+  boost::asio::io_context io;
+  OnePostServer server(io, true);  // answers, then closes the connection
+  Client client(io, config(server.url()));
+  std::optional<Outcome> first, second;
+  client.call("ping", std::nullopt, {.timeout = 10000}, [&](Outcome r) { first = std::move(r); });
+  run_until(io, [&] { return first.has_value() && server.closed == 1; });
+  REQUIRE(first->status == S::Ok);
+  client.call("ping", std::nullopt, {.timeout = 10000}, [&](Outcome r) { second = std::move(r); });
+  run_until(io, [&] { return second.has_value(); });
+  REQUIRE(second->status == S::Ok);
+  CHECK(second->result == 2);
+  CHECK(server.posts == 2);
 }

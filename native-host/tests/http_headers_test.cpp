@@ -26,6 +26,14 @@ TEST_CASE("Accept: the type, its major/* or */* is listed; parameters are ignore
   CHECK_FALSE(accepts("", "application/json"));
 }
 
+TEST_CASE("Content-Type: type and subtype are case-insensitive, parameters follow OWS \";\" (RFC 9110 §8.3.1)") {
+  for (const char* v : {"application/json", "Application/JSON", "application/json ; charset=utf-8",
+                        "APPLICATION/JSON;charset=utf-8", " application/json\t"})
+    CHECK(media_type_is(v, "application/json"));
+  for (const char* v : {"", "application/jsonx", "application/json-seq", "text/json", "application/ json"})
+    CHECK_FALSE(media_type_is(v, "application/json"));
+}
+
 TEST_CASE("Accept-Encoding: a coding named with a weight above 0 is allowed (RFC 9110 §12.5.3)") {
   CHECK(accepts_coding("zstd", "zstd"));
   CHECK(accepts_coding("gzip, deflate, br, zstd", "zstd"));

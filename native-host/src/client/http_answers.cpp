@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "client/http_link.h"
+#include "net/origin.h"
 
 namespace weft::host::detail::http_link {
 
@@ -26,7 +27,7 @@ void HttpLink::on_header(const std::shared_ptr<Exchange>& ex, const beast::error
     return finish("the server ended session " + *session_id_ + " (404)");
   }
   if (ex->is_get && status == 405) return done(ex, false);  // no server stream: fine
-  if (status >= 200 && status < 300 && type.rfind("text/event-stream", 0) == 0) {
+  if (status >= 200 && status < 300 && media_type_is(type, "text/event-stream")) {
     // A stream is as long as the server keeps it open; each event is
     // bounded by the SSE parser instead.
     ex->parser.body_limit(std::numeric_limits<std::uint64_t>::max());
@@ -39,7 +40,7 @@ void HttpLink::on_header(const std::shared_ptr<Exchange>& ex, const beast::error
     std::string body = std::move(ex->parser.get().body());
     if (auto decoded = self->decode_content(ex->parser.get(), body); !decoded) {
       self->reject(ex, decoded.error().message);
-    } else if (status == 200 && type.rfind("application/json", 0) == 0) {
+    } else if (status == 200 && media_type_is(type, "application/json")) {
       self->deliver(ex, body);
     } else if (status != 202 && status != 204 && !(status == 200 && body.empty())) {
       self->reject(ex, "HTTP " + std::to_string(status) + " " +

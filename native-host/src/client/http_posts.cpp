@@ -2,8 +2,13 @@
 // of the Peer as one POST, queued, held back while `initialize` is unanswered
 // and while an earlier one must reach the server first, then sent on a
 // kept-alive connection or a new one (at most kMaxParallel at once), and tried
-// again once on a new connection when a kept-alive one turns out closed.
+// again once on a new connection when a kept-alive one turns out closed
+// before the POST was written.
 #include "client/http_link.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
 
 namespace weft::host::detail::http_link {
 
@@ -78,12 +83,25 @@ void HttpLink::initialized(const std::shared_ptr<Exchange>& ex) {
   pump();
 }
 
+namespace {
+// Whether an idle connection is no longer one to send on: the server closed
+// it (a read would end at once) or sent something unasked. Checked before
+// reuse, because a POST written to a connection the server closes meanwhile
+// is not sent again (transport_error).
+bool dropped(tcp::socket& s) {
+  char c;
+  const ssize_t n = ::recv(s.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+}
+}  // namespace
+
 void HttpLink::begin(std::shared_ptr<Exchange> ex) {
   active_.insert(ex);
-  if (!idle_.empty()) {
+  while (!idle_.empty()) {
     // Reuse a kept-alive connection (its socket moves into this exchange).
     auto kept = std::move(idle_.back());
     idle_.pop_back();
+    if (dropped(kept->stream.socket())) continue;  // closed with `kept`
     ex->stream.socket() = std::move(kept->stream.socket());
     ex->fresh = false;
     return send(std::move(ex));
@@ -111,10 +129,13 @@ void HttpLink::send(std::shared_ptr<Exchange> ex) {
   });
 }
 
-// A kept-alive connection the server had closed fails at once: that is not
-// the server going away, so the exchange is tried again on a new connection.
+// A kept-alive connection the server had closed fails the write: that is
+// not the server going away, and the server cannot have taken the message
+// whole, so it is tried again on a new connection. Once written it may have
+// been run: a POST is not sent again (RFC 9112 §9.3.1; docs/protocol.md:
+// retry is the caller's choice, CallPolicy::retry), the calls fail -32002.
 void HttpLink::transport_error(const std::shared_ptr<Exchange>& ex, const std::string& why) {
-  if (!ex->fresh && !ex->is_get) {
+  if (!ex->fresh && !ex->is_get && !ex->written) {
     active_.erase(ex);
     auto again = std::make_shared<Exchange>(io_);
     again->req = ex->req;

@@ -17,7 +17,7 @@ void HttpConn::post() {
     return respond(http::status::not_acceptable,
                    error_body(code::kServerError, "Accept must list application/json and text/event-stream"));
   const std::string type = header(req_, "Content-Type").value_or("");
-  if (type.substr(0, type.find(';')) != "application/json")
+  if (!media_type_is(type, "application/json"))
     return respond(http::status::unsupported_media_type,
                    error_body(code::kInvalidRequest, "Content-Type must be application/json"));
   if (!decode_content()) return;

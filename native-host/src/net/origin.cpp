@@ -24,6 +24,10 @@ bool iequals(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+bool media_type_is(std::string_view value, std::string_view type) {
+  return iequals(trim(value.substr(0, value.find(';'))), type);
+}
+
 bool origin_allowed(const std::vector<std::string>& allow, bool present, std::string_view origin) {
   if (!present) return true;
   for (const auto& a : allow)

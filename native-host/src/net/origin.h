@@ -24,6 +24,11 @@ bool accepts(std::string_view accept, std::string_view type);
 // for a client that asked for it.
 bool accepts_coding(std::string_view accept_encoding, std::string_view coding);
 
+// Is `type` ("application/json") the media type of Content-Type `value`?
+// Type and subtype are case-insensitive, parameters follow after OWS ";"
+// (RFC 9110 §8.3.1).
+bool media_type_is(std::string_view value, std::string_view type);
+
 // The tokens of a comma-separated header (Sec-WebSocket-Protocol), trimmed.
 std::vector<std::string> header_tokens(std::string_view value);
 
