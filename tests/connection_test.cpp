@@ -307,6 +307,58 @@ TEST_CASE("a result with a NaN or an infinity is answered -32603, with either co
   }
 }
 
+TEST_CASE("an answer over max_send: in a batch only the largest results are answered -32603, the rest as they were",
+          "[connection][limits]") {
+  for (CodecKind c : kCodecs) {
+    INFO(codec_name(c));
+    std::string wire;
+    ConnectionOptions o;
+    o.framing = Framing::Ndjson;
+    o.codec = c;
+    o.max_send = 300;
+    o.max_send_name = "max_response";
+    o.write = [&](std::string_view b) { wire.append(b); };
+    o.diagnostic = [](const Diagnostic&) {};
+    Connection server(std::move(o));
+    server.peer().method("big", SyncHandler([](const json&) -> Result<json> { return json(std::string(400, 'x')); }));
+    server.peer().method("small", SyncHandler([](const json&) -> Result<json> { return json(3); }));
+    End client(Framing::Ndjson, c);
+    std::vector<std::string> got;
+    auto note = [&](Result<json> r) { got.push_back(r ? r->dump() : std::to_string(r.error().code) + " " + r.error().message); };
+    std::vector<BatchEntry> b;
+    b.push_back({"big", std::nullopt, note});
+    b.push_back({"small", std::nullopt, note});
+    b.push_back({"small", std::nullopt, note});
+    REQUIRE(client.conn->peer().batch(std::move(b), {}, 0).ok());
+    server.feed(client.take(), 0);
+    client.conn->feed(std::exchange(wire, {}), 0);
+    REQUIRE(got.size() == 3);
+    CHECK_THAT(got[0], Catch::StartsWith("-32603 Internal error: the result could not be sent: the message is "));
+    CHECK_THAT(got[0], Catch::EndsWith("over max_response (300)"));
+    CHECK(got[1] == "3");
+    CHECK(got[2] == "3");
+  }
+}
+
+TEST_CASE("an error answer over max_send goes once more with a short message; the call is answered", "[connection][limits]") {
+  std::string wire;
+  ConnectionOptions o;
+  o.framing = Framing::Ndjson;
+  o.max_send = 120;
+  o.max_send_name = "max_response";
+  o.write = [&](std::string_view b) { wire.append(b); };
+  o.diagnostic = [](const Diagnostic&) {};
+  Connection server(std::move(o));
+  server.peer().method("big", SyncHandler([](const json&) -> Result<json> { return json(std::string(200, 'x')); }));
+  End client(Framing::Ndjson, CodecKind::Json);
+  std::vector<std::string> got;
+  auto note = [&](Result<json> r) { got.push_back(r ? r->dump() : std::to_string(r.error().code) + " " + r.error().message); };
+  REQUIRE(client.conn->peer().call("big", std::nullopt, note, {}, 0).ok());
+  server.feed(client.take(), 0);
+  client.conn->feed(std::exchange(wire, {}), 0);
+  CHECK(got == std::vector<std::string>{"-32603 the answer could not be sent"});
+}
+
 TEST_CASE("a NaN in a call's params fails the call with -32002; in a notification it is reported; nothing is written",
           "[connection]") {
   End client(Framing::Len32Be, CodecKind::Json);

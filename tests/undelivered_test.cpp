@@ -43,15 +43,20 @@ TEST_CASE("undelivered fails a request, re-answers a result, reports the rest", 
           R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: the result could not be sent: DataCloneError"},"id":"r"})");
     CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed});
   }
-  SECTION("an error response or a notification: only SendFailed") {
+  SECTION("an error response without data: once more with a short message, then only SendFailed; a notification: only SendFailed") {
     l.in(R"({"jsonrpc":"2.0","method":"fail","id":1})");
     REQUIRE(l.peer->notify("n", json::array({1})).ok());
     REQUIRE(l.out.size() == 2);
     l.peer->undelivered(l.out[0], why);
     l.peer->undelivered(l.out[1], why);
-    CHECK(l.sent.size() == 2);
-    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed, Diagnostic::Kind::SendFailed});
-    REQUIRE(l.full.size() == 2);
+    REQUIRE(l.sent.size() == 3);
+    CHECK(l.sent[2] == R"({"jsonrpc":"2.0","error":{"code":-5,"message":"the answer could not be sent"},"id":1})");
+    REQUIRE(l.out.size() == 3);
+    l.peer->undelivered(l.out[2], why);  // that failing too ends it
+    CHECK(l.sent.size() == 3);
+    CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::SendFailed, Diagnostic::Kind::SendFailed,
+                                                   Diagnostic::Kind::SendFailed});
+    REQUIRE(l.full.size() == 3);
     REQUIRE(l.full[0].error);
     CHECK(*l.full[0].error == why);
   }
@@ -72,10 +77,13 @@ TEST_CASE("undelivered fails a request, re-answers a result, reports the rest", 
     l.peer->undelivered(l.out[0], why);
     REQUIRE(l.sent.size() == 2);
     CHECK(l.sent[1] == R"({"jsonrpc":"2.0","error":{"code":7,"message":"seven"},"id":5})");
-    // That one failing too is not retried.
+    // That one failing too goes once more with the short message, then no more.
     REQUIRE(l.out.size() == 2);
     l.peer->undelivered(l.out[1], why);
-    CHECK(l.sent.size() == 2);
+    REQUIRE(l.sent.size() == 3);
+    CHECK(l.sent[2] == R"({"jsonrpc":"2.0","error":{"code":7,"message":"the answer could not be sent"},"id":5})");
+    l.peer->undelivered(l.out[2], why);
+    CHECK(l.sent.size() == 3);
   }
 }
 

@@ -2,10 +2,42 @@
 #include "weft/connection.h"
 
 #include <algorithm>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "json/parse.h"
 
 namespace weft {
+namespace {
+
+// The elements of batch `out` (over `max` bytes encoded) that cannot go in
+// it: the largest, until the rest fits. The others are sent again
+// (Peer::undelivered), so that one large result does not take its batch's
+// small ones with it.
+std::vector<bool> past_limit(const Outgoing& out, const Codec& codec, std::size_t max) {
+  std::vector<std::pair<std::size_t, std::size_t>> sizes;  // (bytes, index)
+  std::size_t total = 2;                                    // the brackets
+  std::string one_text;
+  for (std::size_t i = 0; i < out.messages.size(); ++i) {
+    Outgoing one;
+    one.messages.push_back(out.messages[i]);
+    one_text.clear();
+    (void)codec.encode(one, one_text);  // encodable: the whole batch was
+    sizes.emplace_back(one_text.size() + 1, i);
+    total += one_text.size() + 1;
+  }
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  std::vector<bool> failed(out.messages.size(), false);
+  for (const auto& [n, i] : sizes) {
+    if (total <= max) break;
+    failed[i] = true;
+    total -= n;
+  }
+  return failed;
+}
+
+}  // namespace
 
 struct Connection::Impl final : FrameHandler {
   ConnectionOptions opts;
@@ -62,7 +94,11 @@ struct Connection::Impl final : FrameHandler {
       // response, the caller could not tell why it never came).
       frame.clear();
       frame.shrink_to_fit();
-      peer->undelivered(out, oversize_error(n, opts.max_send, opts.max_send_name));
+      if (out.batch && out.messages.size() > 1)
+        peer->undelivered(out, oversize_error(n, opts.max_send, opts.max_send_name),
+                          past_limit(out, *codec, opts.max_send));
+      else
+        peer->undelivered(out, oversize_error(n, opts.max_send, opts.max_send_name));
       return;
     }
     std::string* framed = &frame;

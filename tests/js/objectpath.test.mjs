@@ -181,11 +181,16 @@ test('transport.onSendError: a result that could not be posted is replaced by -3
     t.failed(t.sent[0], new Error('nope'));
     await until(() => t.sent.length === 2, 'the replacement');
     assert.deepEqual(t.sent[1], { jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'Internal error: the result could not be sent: nope' }, id: 'a' });
-    // An error response or a notification: only the diagnostic.
+    // An error response without data: once more with a short message (its
+    // own may be what could not be sent), then only the diagnostic; a
+    // notification: only the diagnostic.
     t.failed(t.sent[1], new Error('again'));
+    await until(() => t.sent.length === 3, 'the short error');
+    assert.deepEqual(t.sent[2], { jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'the answer could not be sent' }, id: 'a' });
+    t.failed(t.sent[2], new Error('again'));
     t.failed({ jsonrpc: '2.0', method: 'note' }, new Error('again'));
-    await until(() => diags.filter((k) => k === 'SendFailed').length === 3, 'both reported');
-    assert.equal(t.sent.length, 2);
+    await until(() => diags.filter((k) => k === 'SendFailed').length === 4, 'all reported');
+    assert.equal(t.sent.length, 3);
   } finally { server.destroy(); }
 });
 

@@ -241,6 +241,10 @@ bool Peer::cancel(const Id& id) {
   return true;
 }
 
+namespace {
+constexpr const char* kNotSent = "the answer could not be sent";
+}  // namespace
+
 void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bool>& failed) {
   auto self = s_;
   PeerState& s = *self;
@@ -267,9 +271,12 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
             r->id, Error(code::kInternalError, "Internal error: the result could not be sent: " + why.message)});
       } else if (const Error& e = std::get<Error>(r->outcome); e.data) {
         again.messages.emplace_back(Response{r->id, Error(e.code, e.message)});
+      } else if (e.message != kNotSent) {
+        // Its message may be what is too large (a small max_response): the
+        // code goes out with a short one. That failing too ends it, as it
+        // would fail the same way, or loop.
+        again.messages.emplace_back(Response{r->id, Error(e.code, kNotSent)});
       }
-      // An error without data that could not be sent is not retried: it
-      // would fail the same way, or loop.
     }
   }
   if (!again.messages.empty()) s.emit(std::move(again));
