@@ -103,9 +103,16 @@ export declare class RPCError extends Error {
 
 /** Options of one call (request(), call(), batch()). */
 export interface CallOptions {
-  /** Milliseconds; overrides the endpoint's timeout. 0 or Infinity: none. */
+  /**
+   * Milliseconds (>= 0); overrides the endpoint's timeout. 0 or Infinity: none.
+   * A negative or NaN timeout is a RangeError, one that is not a number a
+   * TypeError: request() and call() reject with it, batch() throws it, nothing sent.
+   */
   timeout?: number;
-  /** Aborting rejects the call at once (-32800) and sends `$/cancelRequest`. */
+  /**
+   * Aborting rejects the call at once (-32800) and sends `$/cancelRequest`.
+   * Anything but an AbortSignal (or undefined, null) is a TypeError, as for `timeout`.
+   */
   signal?: AbortSignal;
   /** Asks the handler for progress (`$/progress`, docs/streams.md) and receives each value. */
   onProgress?: (value: unknown) => void;
@@ -267,7 +274,10 @@ export interface DrainNotice {
 
 /** Options of JSONRPCClient, JSONRPCServer and Peer. */
 export interface EndpointOptions {
-  /** Default call timeout in ms (10000). 0 or Infinity: none. */
+  /**
+   * Default call timeout in ms (10000). 0 or Infinity: none. The constructor
+   * throws a RangeError for a negative or NaN one, a TypeError for one that is not a number.
+   */
   timeout?: number;
   limits?: EndpointLimits;
   /** Dropped or suspicious traffic. Without it, some kinds are logged with console.warn. */
@@ -357,7 +367,7 @@ export interface EndpointStats {
 declare class Endpoint<Remote = any, Local = any> {
   /** Resolves once the WebAssembly core is loaded (calls before that are queued). */
   readonly ready: Promise<void>;
-  /** Calls `method`; resolves with its result, rejects with an `RPCError`. */
+  /** Calls `method`; resolves with its result, rejects with an `RPCError` (a TypeError or RangeError for bad options). */
   request<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
   /** Calls a method of the `Remote` map, its params and result typed by it. */
   request<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
@@ -371,7 +381,8 @@ declare class Endpoint<Remote = any, Local = any> {
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
   /**
    * Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad
-   * params. A spec the core cannot read (an unknown type or member) throws a TypeError naming
+   * params. With a spec the handler gets params as an object keyed by name (positional params
+   * named by the spec), each member the value that arrived, unconverted. A spec the core cannot read (an unknown type or member) throws a TypeError naming
    * what is wrong (before the core has loaded: the `BadParamSpec` diagnostic), and the method
    * then answers -32603 saying so rather than serve unchecked.
    */
@@ -385,7 +396,7 @@ declare class Endpoint<Remote = any, Local = any> {
   onNotify<P = any>(name: UntypedName<Local>, handler: NotificationHandler<P>): this;
   /** Handles a notification of the `Local` map. */
   onNotify<K extends TypedName<Local>>(name: K, handler: NotificationHandler<ParamOf<Member<Local, K>>>): this;
-  /** Sends rpc.handshake; resolves with what both sides agreed on (rejects -32006 on a version mismatch). */
+  /** Sends rpc.handshake; resolves with what both sides agreed on (rejects -32006 on a version mismatch). `timeout`: as in CallOptions. */
   handshake(offer?: HandshakeOffer, options?: { timeout?: number }): Promise<HandshakeAgreement>;
   /** Starts a graceful drain: announces it, answers new requests -32005, finishes those in flight. */
   drain(notice?: Partial<DrainNotice>): void;

@@ -11,6 +11,31 @@ import { chunkSize } from './size.js';
 import { message, value } from './wire.js';
 
 let kept = A.PAY_NONE;  // the handle materialize() set aside for js_kept
+const [, NULL, , INTEGER, NUMBER, STRING, ARRAY, OBJECT] = A.PARAM_TYPES.map((_, i) => i);
+
+// A member of params for members(): its JSON text when it is JSON exactly,
+// else [inbound handle, ParamType] (wasm/host.cpp materialize_members).
+function member(v) {
+  let t = NULL;
+  switch (typeof v) {
+    case 'boolean': return v ? 'true' : 'false';
+    case 'number':
+      if (Number.isFinite(v) && !Object.is(v, -0)) return JSON.stringify(v);
+      t = Number.isFinite(v) ? INTEGER : NUMBER;
+      break;
+    case 'bigint': t = INTEGER; break;
+    case 'string':
+      if (!/\p{Cs}/u.test(v)) return JSON.stringify(v);
+      t = STRING;
+      break;
+    case 'object':
+      if (v === null) return 'null';
+      t = Array.isArray(v) ? ARRAY : OBJECT;
+      break;
+    // undefined, a function, a symbol (in an array): typed as JSON.stringify writes them, null
+  }
+  return `[${pushInbound(v)},${t}]`;
+}
 
 /** core handle → endpoint */
 export const hosts = [];
@@ -74,6 +99,32 @@ const hooks = {
     return t === undefined ? -1 : put(t);
   },
   kept() { return kept; },
+  // PeerOptions::inspect_members: a ParamSpec check needs each member's
+  // type only, so a member that is not exactly JSON (a Uint8Array, a Date,
+  // -0, a BigInt) stays a JS value and reaches the handler unchanged. A
+  // member the object's JSON text would leave out (undefined, a function)
+  // is left out; a member name with a lone surrogate cannot be described (-1).
+  members(h, sl) {
+    const ep = hosts[h];
+    const v = ep ? value(ep.out, sl) : undefined;
+    if (Array.isArray(v)) return put(`[${Array.from(v, member).join()}]`);  // holes too
+    if (v === null || typeof v !== 'object') return -1;
+    let t = '';
+    for (const k of Object.keys(v)) {
+      const m = v[k];
+      if (m === undefined || typeof m === 'function' || typeof m === 'symbol') continue;
+      if (/\p{Cs}/u.test(k)) return -1;
+      t += `${t ? ',' : '{'}${JSON.stringify(k)}:${member(m)}`;
+    }
+    return put(t ? `${t}}` : '{}');
+  },
+  // The params a ParamSpec check made, members that stayed JS values put
+  // back in their place (wasm/host.cpp assemble), as an inbound value.
+  assemble(p, n) {
+    const [o, ...list] = JSON.parse(str(p, n));
+    for (let i = 0; i < list.length; i += 2) o[list[i]] = inboundValue(list[i + 1]);
+    return pushInbound(o);
+  },
   now(h) { return hosts[h]?.clock.now() ?? 0; },
   // Streams and progress (docs/streams.md).
   chunk(h, token, seq, final, total, sl, p, n) {

@@ -306,6 +306,91 @@ TEST_CASE("inspect sees params before a ParamSpec and in $/cancelRequest, not wi
                       R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"h"})"});
 }
 
+TEST_CASE("$/cancelRequest cancels a number id whose text its params could not keep (1.50, 1E3, 30 digits)",
+          "[policy]") {
+  PolicyLoop l;
+  std::vector<Reply> held;
+  l.peer->method("hold", MethodHandler([&](json, Reply r, const CallInfo&) { held.push_back(std::move(r)); }));
+  auto codec = make_codec(CodecKind::Json);
+  auto in = [&](const std::string& text) { l.peer->receive(std::move(codec->decode(text).value())); };
+  for (const std::string id : {"1.50", "1E3", "123456789012345678901234567890", "-0.0"}) {
+    INFO(id);
+    l.sent.clear();
+    in(R"({"jsonrpc":"2.0","method":"hold","id":)" + id + "}");
+    in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":)" + id + "}}");
+    CHECK(l.sent == std::vector<std::string>{
+                        R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":)" + id + "}"});
+  }
+  // Two requests in flight whose ids have one value: a cancel cannot say
+  // which is meant, so it cancels neither.
+  l.sent.clear();
+  in(R"({"jsonrpc":"2.0","method":"hold","id":2.50})");
+  in(R"({"jsonrpc":"2.0","method":"hold","id":2.500})");
+  in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2.5}})");
+  CHECK(l.sent.empty());
+}
+
+TEST_CASE("inspect_members: placeholders are checked by the type they stand for and reach the handler as given",
+          "[policy]") {
+  // A host placeholder here: binary whose one byte is the ParamType it stands for.
+  auto ph = [](ParamType t, std::uint64_t n) { return json::binary({static_cast<std::uint8_t>(t)}, n); };
+  int whole = 0;
+  PolicyLoop l([&](PeerOptions& o) {
+    o.inspect = [&](json&, const char*) { ++whole; };
+    o.inspect_members = [&](json& p) -> std::optional<Error> {
+      if (p == json{{"refuse", true}}) return Error(code::kInvalidParams, "Invalid params: not describable");
+      if (p == json::array({"big"})) p = json::array({ph(ParamType::Integer, 7)});
+      if (p == json::array({"nan"})) p = json::array({ph(ParamType::Number, 8)});
+      return std::nullopt;
+    };
+    o.placeholder_type = [](const json& v) -> std::optional<ParamType> {
+      const auto* b = v.get_ptr<const json::binary_t*>();
+      if (!b || b->size() != 1) return std::nullopt;
+      return static_cast<ParamType>((*b)[0]);
+    };
+  });
+  ParamSpec spec;
+  spec.params = {{"n", ParamType::Integer}};
+  json seen;
+  l.peer->method("int", SyncHandler([&](const json& p) -> Result<json> {
+                   seen = p;
+                   return json(nullptr);
+                 }),
+                 spec);
+  spec.params = {{"x", ParamType::Number}};
+  l.peer->method("num", SyncHandler([](const json&) -> Result<json> { return json(nullptr); }), spec);
+
+  l.in(R"({"jsonrpc":"2.0","method":"int","params":["big"],"id":1})");
+  CHECK(seen == json{{"n", ph(ParamType::Integer, 7)}});  // the placeholder itself, named
+  l.in(R"({"jsonrpc":"2.0","method":"int","params":["nan"],"id":2})");
+  l.in(R"({"jsonrpc":"2.0","method":"num","params":["big"],"id":3})");  // an integer is a number
+  l.in(R"({"jsonrpc":"2.0","method":"int","params":{"refuse":true},"id":4})");
+  l.in(R"({"jsonrpc":"2.0","method":"int","params":[5],"id":5})");  // real members: as before
+  CHECK(whole == 0);  // inspect_members replaces inspect for a ParamSpec check
+  CHECK(l.sent == std::vector<std::string>{
+                      R"({"jsonrpc":"2.0","result":null,"id":1})",
+                      R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \"n\" must be an integer, got a number"},"id":2})",
+                      R"({"jsonrpc":"2.0","result":null,"id":3})",
+                      R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: not describable"},"id":4})",
+                      R"({"jsonrpc":"2.0","result":null,"id":5})"});
+  CHECK(seen == json{{"n", 5}});
+}
+
+TEST_CASE("a ParamSpec refuses binary data for every type but any, naming it", "[policy]") {
+  PolicyLoop l;
+  ParamSpec spec;
+  spec.params = {{"s", ParamType::String}, {"a", ParamType::Any, false}};
+  l.peer->method("m", SyncHandler([](const json&) -> Result<json> { return json(nullptr); }), spec);
+  Document d;
+  d.value = json{{"jsonrpc", "2.0"}, {"method", "m"}, {"params", json::array({json::binary({1, 2})})}, {"id", 1}};
+  l.peer->receive(std::move(d));
+  d.value = json{{"jsonrpc", "2.0"}, {"method", "m"}, {"params", json::array({"s", json::binary({1})})}, {"id", 2}};
+  l.peer->receive(std::move(d));
+  CHECK(l.sent == std::vector<std::string>{
+                      R"({"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params: \"s\" must be a string, got binary data"},"id":1})",
+                      R"({"jsonrpc":"2.0","result":null,"id":2})"});
+}
+
 // ---- 6. Non-finite ids ---------------------------------------------------------------
 
 TEST_CASE("a non-finite number id is an invalid id", "[policy]") {

@@ -31,6 +31,8 @@ EM_JS(void, js_diag, (int h, int kind, const char* p, size_t n), { Module.weft.d
 EM_JS(int, js_materialize, (int h, double handle, const char* kp, size_t kn),
       { return Module.weft.materialize(h, handle, kp, kn); });
 EM_JS(double, js_kept, (), { return Module.weft.kept(); });
+EM_JS(int, js_members, (int h, double handle), { return Module.weft.members(h, handle); });
+EM_JS(double, js_assemble, (const char* p, size_t n), { return Module.weft.assemble(p, n); });
 EM_JS(double, js_now, (int h), { return Module.weft.now(h); });
 EM_JS(double, js_chunk_size, (int h, double handle, double stop), { return Module.weft.chunkSize(h, handle, stop); });
 EM_JS(void, js_metrics, (int h, int token, double us, double size), { Module.weft.metrics(h, token, us, size); });
@@ -59,7 +61,12 @@ void dump_to(const json& v, std::string& out) {
 // for it (js_kept), which becomes a marker in its place.
 void materialize(int h, json& v, const char* keep) {
   const double handle = marker_of(v);
-  if (handle < 0) return;
+  if (handle < 0) {  // params a ParamSpec check made: their members may be markers
+    if (auto* o = v.get_ptr<json::object_t*>())
+      for (auto& kv : *o)
+        if (marker_of(kv.second) >= 0) materialize(h, kv.second);
+    return;
+  }
   const int n = js_materialize(h, handle, keep, keep ? std::strlen(keep) : 0);
   if (n < 0) {  // not representable as JSON (a cycle, a BigInt): same type, empty
     v = v.is_array() ? json::array() : json::object();
@@ -73,6 +80,66 @@ void materialize(int h, json& v, const char* keep) {
     if (kept >= 0) parsed[keep] = value_marker(kept);
   }
   v = std::move(parsed);
+}
+
+// PeerOptions::inspect_members: JS describes each member of the params
+// (js/module.js members()): a JSON value when it is one exactly, else
+// [handle, ParamType] for a value that stays in JS (a marker here). So the
+// check sees each member's type and the handler gets the members unchanged.
+std::optional<Error> materialize_members(int h, json& v) {
+  const double handle = marker_of(v);
+  if (handle < 0) return std::nullopt;
+  const int n = js_members(h, handle);
+  auto& in = input();
+  json parsed = n < 0 ? json() : json::parse(in.data(), in.data() + n, nullptr, false);
+  // [handle, type]: both unsigned integers, as members() writes them.
+  auto place = [](json& m) {
+    const auto* a = m.get_ptr<const json::array_t*>();
+    if (!a) return;
+    const auto* n = a->size() == 2 ? (*a)[0].get_ptr<const json::number_unsigned_t*>() : nullptr;
+    const auto* t = a->size() == 2 ? (*a)[1].get_ptr<const json::number_unsigned_t*>() : nullptr;
+    m = n && t ? typed_marker(static_cast<double>(*n), static_cast<ParamType>(*t)) : json();
+  };
+  if (auto* a = parsed.get_ptr<json::array_t*>()) {
+    for (json& m : *a) place(m);
+  } else if (auto* o = parsed.get_ptr<json::object_t*>()) {
+    for (auto& kv : *o) place(kv.second);
+  } else {  // only a member name can fail
+    return Error(code::kInvalidParams, "Invalid params: a member name is not Unicode text (a lone surrogate)");
+  }
+  v = std::move(parsed);
+  return std::nullopt;
+}
+
+// The object `v` for JS when some of its members are markers: the JSON text
+// [{members, a marker's as 0}, name, handle, name, handle...], which JS
+// assembles (js/module.js assemble()) into an inbound value; -1 when no
+// member is a marker.
+double assemble(const json& v, std::string& text) {
+  const auto* o = v.get_ptr<const json::object_t*>();
+  auto marked = [](const auto& kv) { return marker_of(kv.second) >= 0; };
+  if (!o || std::none_of(o->begin(), o->end(), marked)) return -1;
+  std::string list;
+  text = "[{";
+  for (const auto& [k, m] : *o) {
+    const std::string name = json(k).dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > 2) text += ',';
+    text += name;
+    text += ':';
+    if (const double n = marker_of(m); n >= 0) {
+      text += '0';
+      list += ',';
+      list += name;
+      list += ',';
+      list += std::to_string(static_cast<std::uint64_t>(n));
+    } else {
+      text += m.dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+  text += '}';
+  text += list;
+  text += ']';
+  return js_assemble(text.data(), text.size());
 }
 
 int Host::store(Reply&& r) {
@@ -107,6 +174,7 @@ double Host::take_payload(json& v) {
 }
 
 double Host::as_text(const json& v) {
+  if (const double n = assemble(v, tmp); n >= 0) return n;
   dump_to(v, tmp);
   return abi::kPAY_TEXT;
 }
@@ -169,6 +237,8 @@ int create_host(PeerOptions o) {
     js_discard_records(h, m);
   };
   o.inspect = [h](json& params, const char* keep) { materialize(h, params, keep); };
+  o.inspect_members = [h](json& params) { return materialize_members(h, params); };
+  o.placeholder_type = placeholder_type;
   o.clock = [h] { return static_cast<Millis>(js_now(h)); };  // the endpoint's clock option
   // The same clock in µs (performance.now() has sub-ms resolution): with
   // it the core measures answers once "metrics" is agreed (docs/protocol.md).

@@ -35,7 +35,7 @@ MarkerKind marker_kind(const json& v, double& n) {
   switch (v.type()) {
     case json::value_t::binary: {
       const auto& b = *v.get_ptr<const json::binary_t*>();
-      if (b.empty() && b.has_subtype()) {
+      if (b.size() <= 1 && b.has_subtype()) {  // one byte: a typed marker
         n = static_cast<double>(b.subtype());
         return kValueMarker;
       }
@@ -122,8 +122,24 @@ double marker_of(const json& v) {
 double take_marker(json& v) {
   double n = abi::kPAY_TEXT;
   const MarkerKind k = marker_kind(v, n);
+  if (k == kValueMarker) v.get_ptr<json::binary_t*>()->clear();  // pooled untyped
   if (k != kNotMarker) g_pool[k].give(v);
   return n;
+}
+
+json typed_marker(double n, ParamType t) {
+  switch (t) {
+    case ParamType::Object: return object_marker(n);
+    case ParamType::Array: return array_marker(n);
+    default:
+      return json::binary(json::binary_t::container_type{static_cast<std::uint8_t>(t)}, static_cast<std::uint64_t>(n));
+  }
+}
+
+std::optional<ParamType> placeholder_type(const json& v) {
+  const auto* b = v.get_ptr<const json::binary_t*>();
+  if (!b || b->size() != 1 || !b->has_subtype()) return std::nullopt;
+  return static_cast<ParamType>((*b)[0]);
 }
 
 }  // namespace weft::wasm

@@ -21,6 +21,9 @@
 // can be mistaken for one:
 //  * any type (result, error.data): binary, no bytes, subtype = handle (no
 //    JSON text decodes to binary);
+//  * a member of params checked against a ParamSpec (PeerOptions::
+//    inspect_members): an object or array marker, or binary whose one byte
+//    is the weft::ParamType the value has (placeholder_type reads it);
 //  * object params: {"\xFF": handle} ("\xFF" is not UTF-8: no parsed or
 //    JS-encoded key is "\xFF");
 //  * array params: [<discarded>, handle] (a parse never yields discarded).
@@ -47,5 +50,10 @@ double marker_of(const json& v);
 // The same, and `v` given back to its pool when it is a marker (read
 // nothing from `v` after); a real value is left alone.
 double take_marker(json& v);
+// A marker for handle `n` whose value has JSON type `t` (never Any): an
+// object or array marker, else a typed binary one.
+json typed_marker(double n, ParamType t);
+// PeerOptions::placeholder_type: the type a typed binary marker stands for.
+std::optional<ParamType> placeholder_type(const json& v);
 
 }  // namespace weft::wasm

@@ -307,6 +307,19 @@ struct PeerOptions {
   // the core only carries (the "value" of $/weft/chunk and $/progress): the
   // host may leave it as a placeholder of its own instead of converting it.
   std::function<void(json& params, const char* keep)> inspect;
+  // Called instead of `inspect` before a ParamSpec check, which reads only
+  // the JSON type of each member of params (weft/params.h). The host gives
+  // params as an array or object of the same members, each a real JSON value
+  // or a placeholder of its own whose type `placeholder_type` names; the
+  // handler then gets those members as given, so a host's values reach it
+  // unconverted. An Error (-32602) refuses the call, for params the host
+  // cannot describe. Empty: `inspect`.
+  std::function<std::optional<Error>(json& params)> inspect_members;
+  // The type a member placeholder of `inspect_members` stands for (Integer:
+  // a number without a fractional part; Number: any other number), or
+  // nullopt when `member` is a real JSON value. A plain function: the type is
+  // read from the placeholder alone. Null: members are real.
+  std::optional<ParamType> (*placeholder_type)(const json& member) = nullptr;
   // Measures a chunk's value for PeerLimits::max_stream_chunk, written
   // (Reply::write) or received ($/weft/chunk), as weft::chunk_size(value,
   // stop) does. Empty: weft::chunk_size. A host whose values are
@@ -408,7 +421,9 @@ class Peer {
   // `why`; a marked result is answered again as -32603 so that the caller is
   // not left waiting (§5.1 "Internal JSON-RPC error"); a marked error goes
   // again without its data (the part that could not be sent), an error
-  // without data is not retried, a notification is only reported. The
+  // without data goes once more with the short message "the answer could not
+  // be sent" (its own may be what is too large) and is then given up, a
+  // notification is only reported. The
   // messages not marked did not leave either (their batch did not): they go
   // again as they were, in the same batch (a request only while its call is
   // pending), so that every request still gets its own answer (§6). Every

@@ -4,6 +4,8 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include "json/pool.h"
@@ -98,8 +100,36 @@ void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
   answer(s.batch, s.index, std::move(resp), s.started_us);
 }
 
+namespace {
+// A number id's value (a string or null id: none).
+std::optional<double> value_of(const Id& id) {
+  switch (id.kind()) {
+    case Id::Kind::Int: return static_cast<double>(id.as_int());
+    case Id::Kind::Uint: return static_cast<double>(id.as_uint());
+    case Id::Kind::Number: return std::strtod(id.text().c_str(), nullptr);
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
 void PeerState::cancel_serving(const Id& id) {
   auto range = serving_ids.equal_range(id);
+  if (range.first == range.second) {
+    // $/cancelRequest's params went through a JSON parse, which keeps a
+    // number's value, not its text ("1.50" arrives as 1.5, "1E3" as 1000.0,
+    // a 30-digit integer as a double): the request meant is the one in
+    // flight whose id has that value, if only one has.
+    const auto v = value_of(id);
+    if (!v) return;
+    const Id* meant = nullptr;
+    for (const auto& [k, slot] : serving_ids)
+      if (value_of(k) == v) {
+        if (meant && !(*meant == k)) return;  // two ids of one value: neither is meant
+        meant = &k;
+      }
+    if (!meant) return;
+    range = serving_ids.equal_range(*meant);
+  }
   std::vector<std::uint64_t> slots;
   for (auto i = range.first; i != range.second; ++i) slots.push_back(i->second);
   for (auto slot : slots) {
@@ -256,8 +286,16 @@ PeerState::Methods::value_type* find_method(PeerState& s, const std::string& met
 // What check_params makes of `params` for a method with a ParamSpec, in
 // `into`; false when the call was refused instead.
 bool check(const Call& c, const ParamSpec& spec, std::optional<json>& params, std::optional<json>& into) {
-  if (params && c.s.opts.inspect) c.s.opts.inspect(*params, nullptr);
-  auto checked = detail::check_params(spec, params);
+  const PeerOptions& o = c.s.opts;
+  if (params && o.inspect_members) {
+    if (auto refused = o.inspect_members(*params)) {
+      c.fail(std::move(*refused));
+      return false;
+    }
+  } else if (params && o.inspect) {
+    o.inspect(*params, nullptr);
+  }
+  auto checked = detail::check_params(spec, params, o.placeholder_type);
   if (!checked) {
     c.fail(checked.error());
     return false;

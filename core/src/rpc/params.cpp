@@ -24,45 +24,44 @@ const char* type_word(ParamType t) {
   return "a value";
 }
 
-const char* json_word(const json& v) {
+// The type `v` has, or stands for when it is a host's placeholder; Any for
+// binary data (MessagePack bin and ext), which only ParamType::Any accepts.
+ParamType type_of(const json& v, PlaceholderType placeholder) {
+  if (placeholder)
+    if (auto t = placeholder(v)) return *t;
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
+    case json::value_t::null: return ParamType::Null;
+    case json::value_t::boolean: return ParamType::Boolean;
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "an integer";
-    case json::value_t::number_float: return "a number";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "binary data";
+    case json::value_t::number_unsigned: return ParamType::Integer;
+    case json::value_t::number_float: return ParamType::Number;
+    case json::value_t::string: return ParamType::String;
+    case json::value_t::array: return ParamType::Array;
+    case json::value_t::object: return ParamType::Object;
+    default: return ParamType::Any;
   }
-}
-
-bool matches(ParamType t, const json& v) {
-  switch (t) {
-    case ParamType::Any: return true;
-    case ParamType::Null: return v.is_null();
-    case ParamType::Boolean: return v.is_boolean();
-    case ParamType::Integer: return v.is_number_integer();
-    case ParamType::Number: return v.is_number();
-    case ParamType::String: return v.is_string();
-    case ParamType::Array: return v.is_array();
-    case ParamType::Object: return v.is_object();
-  }
-  return false;
 }
 
 Error invalid(std::string what) { return Error(code::kInvalidParams, "Invalid params: " + what); }
 
-Error wrong_type(const Param& p, const json& v) {
-  return invalid("\"" + p.name + "\" must be " + type_word(p.type) + ", got " + json_word(v));
+Error wrong_type(const Param& p, ParamType got) {
+  return invalid("\"" + p.name + "\" must be " + type_word(p.type) + ", got " +
+                 (got == ParamType::Any ? "binary data" : type_word(got)));
+}
+
+// Whether `v` may be parameter `p` (every value may be an Any, every
+// integer a Number); `got` is the type it has, when that was needed.
+bool fits(const Param& p, const json& v, PlaceholderType placeholder, ParamType& got) {
+  if (p.type == ParamType::Any) return true;
+  got = type_of(v, placeholder);
+  return got == p.type || (p.type == ParamType::Number && got == ParamType::Integer);
 }
 
 Error missing(const Param& p) { return invalid("missing required parameter \"" + p.name + "\""); }
 
 }  // namespace
 
-Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
+Result<json> check_params(const ParamSpec& spec, std::optional<json>& params, PlaceholderType placeholder) {
   if (!params || params->is_null()) {
     for (const auto& p : spec.params)
       if (p.required) return missing(p);
@@ -81,7 +80,7 @@ Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
         if (p.required) return missing(p);
         continue;
       }
-      if (!matches(p.type, arr[i])) return wrong_type(p, arr[i]);
+      if (ParamType t; !fits(p, arr[i], placeholder, t)) return wrong_type(p, t);
       out[p.name] = std::move(arr[i]);
     }
     return out;
@@ -118,7 +117,7 @@ Result<json> check_params(const ParamSpec& spec, std::optional<json>& params) {
       if (p.required) return missing(p);
       continue;
     }
-    if (!matches(p.type, *found[i])) return wrong_type(p, *found[i]);
+    if (ParamType t; !fits(p, *found[i], placeholder, t)) return wrong_type(p, t);
   }
   if (unknown && !spec.allow_extra) return invalid("unknown parameter \"" + *unknown + "\"");
   return std::move(*params);  // valid as given: handed over, not copied

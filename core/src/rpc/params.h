@@ -12,6 +12,10 @@ namespace weft::detail {
 // Error whose message names the offending parameter. Absent params count as
 // an empty list.
 // Consumes `params` (moved into the result when valid); the caller discards it.
-Result<json> check_params(const ParamSpec& spec, std::optional<json>& params);
+// `placeholder_type` (PeerOptions::placeholder_type), when set, gives the type
+// of a member that is a host's placeholder.
+using PlaceholderType = std::optional<ParamType> (*)(const json&);
+Result<json> check_params(const ParamSpec& spec, std::optional<json>& params,
+                          PlaceholderType placeholder_type = nullptr);
 
 }  // namespace weft::detail
