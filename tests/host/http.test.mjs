@@ -3,9 +3,9 @@
 // TypeScript SDK's client transport and by curl for the raw status codes.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { within } from './helpers.mjs';
+import { WEFT_BIN, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
 
 const T = { timeout: 30000 };
@@ -136,6 +136,30 @@ test('405: a method other than POST, GET, DELETE; GET and DELETE on a --http-sta
 test('406 without both media types in Accept; 413 for a body over --max-message', T, () => {
   assert.equal(curl(['-X', 'POST', '-H', 'Accept: application/json', '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}']).status, 406);
   assert.equal(post({ jsonrpc: '2.0', id: 1, method: 'echo', params: ['x'.repeat(3000)] }).status, 413);
+});
+
+test('Content-Type: the media type is matched case-insensitively, with OWS before ";" (RFC 9110 §8.3.1)', T, () => {
+  for (const type of ['Application/JSON', 'application/json ; charset=utf-8', 'APPLICATION/JSON;charset=utf-8']) {
+    const r = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', `Content-Type: ${type}`, '--data-binary',
+      '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}']);
+    assert.equal(r.status, 200, type);
+  }
+  const wrong = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/jsonx', '--data-binary', '{}']);
+  assert.equal(wrong.status, 415);
+});
+
+test('weft notify over HTTP: a notification the server refuses exits 3 naming the status; one it takes exits 0', T, async () => {
+  const notify = (url) => spawnSync(WEFT_BIN, ['notify', '--connect', url, 'update', '[1]'], { encoding: 'utf8', timeout: 20000 });
+  const refused = notify(srv.http);  // no session: 400 (the session starts with a request)
+  assert.equal(refused.status, 3, refused.stderr);
+  assert.match(refused.stderr, /refused a notification: HTTP 400/);
+  assert.match(refused.stderr, /the notification was not delivered/);
+  const stateless = await startWeb(['--http', '127.0.0.1:0', '--demo', '--http-stateless']);
+  try {
+    const taken = notify(stateless.http);
+    assert.equal(taken.status, 0, taken.stderr);
+    assert.equal(taken.stderr, '');
+  } finally { await stateless.stop(); }
 });
 
 test('DELETE ends the session: 204, then 404 for it', T, () => {

@@ -144,7 +144,8 @@ std::string usage(Command c) {
                   "With --stream, open a stream (docs/streams.md): print each chunk's value as one JSON\n"
                   "line as it arrives, then the result as the last line; --timeout is then the longest\n"
                   "silence between chunks.\n"
-                : "Send one notification; exit 0 once it is written.\n";
+                : "Send one notification; exit 0 once it is written (over HTTP: once the server\n"
+                  "took its POST), 3 if it could not be sent or the server refused it.\n";
       s += "\n"
            "  --unix PATH        Unix socket (default $WEFT_SOCKET, else $XDG_RUNTIME_DIR/weft.sock,\n"
            "                     else /tmp/weft-$USER.sock)\n"

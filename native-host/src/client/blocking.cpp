@@ -89,6 +89,13 @@ Outcome BlockingClient::notify_and_close(const std::string& method, const std::o
   if (t) t->cancel();
   client_->on_connection = nullptr;
   out.attempts = 1;
+  if (st->closed && client_->unsent_notifications() > 0) {
+    // Written, but not delivered: too large to send, or refused by an HTTP
+    // server (an error status for its POST); the reason is logged.
+    out.status = Outcome::Status::ConnectFailed;
+    out.error = Error(code::kClosed, "the notification was not delivered");
+    return out;
+  }
   if (st->closed) return out;
   if (st->timed_out) {
     out.status = Outcome::Status::Timeout;

@@ -43,6 +43,12 @@ void Client::Impl::start_connect() {
   h.diagnostic = [w, this](const Diagnostic& d) {
     if (auto s = w.lock()) diagnostic(d);
   };
+  h.refused = [w, this](const std::string& why) {
+    if (auto s = w.lock()) {
+      ++unsent_notes;
+      log(cfg.address + ": the server refused a notification: " + why);
+    }
+  };
   h.log = cfg.log;
   const Address& a = *addr;
   switch (a.kind) {

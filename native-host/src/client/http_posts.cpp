@@ -133,9 +133,14 @@ void HttpLink::send(std::shared_ptr<Exchange> ex) {
 // not the server going away, and the server cannot have taken the message
 // whole, so it is tried again on a new connection. Once written it may have
 // been run: a POST is not sent again (RFC 9112 §9.3.1; docs/protocol.md:
-// retry is the caller's choice, CallPolicy::retry), the calls fail -32002.
+// retry is the caller's choice, CallPolicy::retry). Its calls fail -32002,
+// and the link goes on: the next POST finds out whether the server is there.
 void HttpLink::transport_error(const std::shared_ptr<Exchange>& ex, const std::string& why) {
-  if (!ex->fresh && !ex->is_get && !ex->written) {
+  if (!ex->is_get && ex->written) {
+    reject(ex, "connection to " + a_.text + " lost after the POST was sent: " + why);
+    return done(ex, false);
+  }
+  if (!ex->fresh && !ex->is_get) {
     active_.erase(ex);
     auto again = std::make_shared<Exchange>(io_);
     again->req = ex->req;

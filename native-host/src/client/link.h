@@ -31,6 +31,10 @@ struct LinkHooks {
   std::function<void(Error why, bool was_open, bool retryable)> closed;
   // The server announced a drain ($/weft/drain, PeerOptions::on_drain).
   std::function<void(const DrainNotice&)> drain;
+  // A notification the server refused (an HTTP error status for its POST):
+  // there is no caller to tell, so it is counted (unsent_notifications) and
+  // logged, as one the transport could not send.
+  std::function<void(const std::string& why)> refused;
   // Everything the Peer or the framing reports (BadFrame, ErrorWithoutId, …).
   std::function<void(const Diagnostic&)> diagnostic;
   std::function<void(std::string_view)> log;
