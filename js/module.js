@@ -104,19 +104,22 @@ const hooks = {
   // -0, a BigInt) stays a JS value and reaches the handler unchanged. A
   // member the object's JSON text would leave out (undefined, a function)
   // is left out; a member name with a lone surrogate cannot be described (-1).
+  // Nothing may throw into the core: params whose walk throws (a getter, a
+  // length past what a string holds) cannot be described (-2).
   members(h, sl) {
-    const ep = hosts[h];
-    const v = ep ? value(ep.out, sl) : undefined;
-    if (Array.isArray(v)) return put(`[${Array.from(v, member).join()}]`);  // holes too
-    if (v === null || typeof v !== 'object') return -1;
-    let t = '';
-    for (const k of Object.keys(v)) {
-      const m = v[k];
-      if (m === undefined || typeof m === 'function' || typeof m === 'symbol') continue;
-      if (/\p{Cs}/u.test(k)) return -1;
-      t += `${t ? ',' : '{'}${JSON.stringify(k)}:${member(m)}`;
-    }
-    return put(t ? `${t}}` : '{}');
+    try {
+      const ep = hosts[h];
+      const v = ep ? value(ep.out, sl) : undefined;
+      if (Array.isArray(v)) return put(`[${Array.from(v, member).join()}]`);  // holes too
+      let t = '';
+      for (const k of Object.keys(v)) {
+        const m = v[k];
+        if (m === undefined || typeof m === 'function' || typeof m === 'symbol') continue;
+        if (/\p{Cs}/u.test(k)) return -1;
+        t += `${t ? ',' : '{'}${JSON.stringify(k)}:${member(m)}`;
+      }
+      return put(t ? `${t}}` : '{}');
+    } catch { return -2; }
   },
   // The params a ParamSpec check made, members that stayed JS values put
   // back in their place (wasm/host.cpp assemble), as an inbound value.

@@ -104,8 +104,9 @@ std::optional<Error> materialize_members(int h, json& v) {
     for (json& m : *a) place(m);
   } else if (auto* o = parsed.get_ptr<json::object_t*>()) {
     for (auto& kv : *o) place(kv.second);
-  } else {  // only a member name can fail
-    return Error(code::kInvalidParams, "Invalid params: a member name is not Unicode text (a lone surrogate)");
+  } else {
+    return Error(code::kInvalidParams, n == -1 ? "Invalid params: a member name is not Unicode text (a lone surrogate)"
+                                               : "Invalid params: they cannot be read (reading them threw)");
   }
   v = std::move(parsed);
   return std::nullopt;

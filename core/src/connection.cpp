@@ -12,27 +12,35 @@ namespace weft {
 namespace {
 
 // The elements of batch `out` (over `max` bytes encoded) that cannot go in
-// it: the largest, until the rest fits. The others are sent again
-// (Peer::undelivered), so that one large result does not take its batch's
-// small ones with it.
-std::vector<bool> past_limit(const Outgoing& out, const Codec& codec, std::size_t max) {
-  std::vector<std::pair<std::size_t, std::size_t>> sizes;  // (bytes, index)
-  std::size_t total = 2;                                    // the brackets
-  std::string one_text;
-  for (std::size_t i = 0; i < out.messages.size(); ++i) {
+// it: those whose replacement saves most (Peer::undelivered answers a
+// response -32603 naming `why`, drops a request or notification), until the
+// rest fits. The others are sent again as they were, so that one large
+// result does not take its batch's small ones with it.
+std::vector<bool> past_limit(const Outgoing& out, const Codec& codec, std::size_t max, const Error& why) {
+  auto size_of = [&codec](Message m) {
     Outgoing one;
-    one.messages.push_back(out.messages[i]);
-    one_text.clear();
-    (void)codec.encode(one, one_text);  // encodable: the whole batch was
-    sizes.emplace_back(one_text.size() + 1, i);
-    total += one_text.size() + 1;
+    one.messages.push_back(std::move(m));
+    std::string text;
+    (void)codec.encode(one, text);  // encodable: the whole batch was
+    return text.size() + 1;         // and a comma
+  };
+  const std::string replaced = "Internal error: the result could not be sent: " + why.message;
+  std::vector<std::pair<std::size_t, std::size_t>> savings;  // (bytes saved, index)
+  std::size_t total = 2;                                     // the brackets
+  for (std::size_t i = 0; i < out.messages.size(); ++i) {
+    const Message& m = out.messages[i];
+    const std::size_t n = size_of(m);
+    const auto* r = std::get_if<Response>(&m);
+    const std::size_t after = r ? size_of(Response{r->id, Error(code::kInternalError, replaced)}) : 0;
+    if (after < n) savings.emplace_back(n - after, i);
+    total += n;
   }
-  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  std::sort(savings.begin(), savings.end(), std::greater<>());
   std::vector<bool> failed(out.messages.size(), false);
-  for (const auto& [n, i] : sizes) {
+  for (const auto& [saved, i] : savings) {
     if (total <= max) break;
     failed[i] = true;
-    total -= n;
+    total -= saved;
   }
   return failed;
 }
@@ -94,11 +102,11 @@ struct Connection::Impl final : FrameHandler {
       // response, the caller could not tell why it never came).
       frame.clear();
       frame.shrink_to_fit();
+      const Error why = oversize_error(n, opts.max_send, opts.max_send_name);
       if (out.batch && out.messages.size() > 1)
-        peer->undelivered(out, oversize_error(n, opts.max_send, opts.max_send_name),
-                          past_limit(out, *codec, opts.max_send));
+        peer->undelivered(out, why, past_limit(out, *codec, opts.max_send, why));
       else
-        peer->undelivered(out, oversize_error(n, opts.max_send, opts.max_send_name));
+        peer->undelivered(out, why);
       return;
     }
     std::string* framed = &frame;

@@ -142,3 +142,20 @@ test('a notification to a method with a spec gets its members unchanged too', as
     assert.ok(p.b instanceof Uint8Array && p.b[0] === 7);
   } finally { client.destroy(); server.destroy(); }
 });
+
+test('params whose reading throws (a getter, on a transport that does not clone) are refused -32602, and the batch around them is answered', async () => {
+  await ready;
+  const t = { sent: [], handler: null, send(m) { t.sent.push(m); }, onMessage(h) { t.handler = h; }, destroy() {} };
+  const server = new Peer(t);
+  try {
+    server.method('m', () => 'ran', spec({ name: 'x' }));
+    server.method('ok', () => 'fine');
+    const params = { get x() { throw new Error('no'); } };
+    t.handler([{ jsonrpc: '2.0', method: 'm', params, id: 1 }, { jsonrpc: '2.0', method: 'ok', id: 2 }]);
+    assert.equal(t.sent.length, 1);
+    assert.deepEqual(t.sent[0], [
+      { jsonrpc: '2.0', error: { code: ErrorCode.InvalidParams, message: 'Invalid params: they cannot be read (reading them threw)' }, id: 1 },
+      { jsonrpc: '2.0', result: 'fine', id: 2 },
+    ]);
+  } finally { server.destroy(); }
+});

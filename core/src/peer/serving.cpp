@@ -4,6 +4,7 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <clocale>
 #include <cstdlib>
 #include <optional>
 #include <utility>
@@ -106,7 +107,11 @@ std::optional<double> value_of(const Id& id) {
   switch (id.kind()) {
     case Id::Kind::Int: return static_cast<double>(id.as_int());
     case Id::Kind::Uint: return static_cast<double>(id.as_uint());
-    case Id::Kind::Number: return std::strtod(id.text().c_str(), nullptr);
+    case Id::Kind::Number: {  // a JSON number's text; strtod reads the host locale's decimal point
+      std::string t = id.text();
+      std::replace(t.begin(), t.end(), '.', *std::localeconv()->decimal_point);
+      return std::strtod(t.c_str(), nullptr);
+    }
     default: return std::nullopt;
   }
 }
