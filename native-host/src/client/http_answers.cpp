@@ -15,12 +15,15 @@ void HttpLink::on_header(const std::shared_ptr<Exchange>& ex, const beast::error
   if (closing_) return;
   if (ec) return transport_error(ex, "read: " + ec.message());
   ex->heard = true;
-  pump();  // what waited for this one (may_send)
-  if (closing_) return;
   auto& res = ex->parser.get();
   if (auto sid = res.find("Mcp-Session-Id"); sid != res.end() && !session_id_) {
     session_id_ = std::string(sid->value());
+    for (auto& w : waiting_) w->req.set("Mcp-Session-Id", *session_id_);  // built before it was known
+  } else if (!session_id_ && !ex->request_ids.empty()) {
+    sessionless_ = true;
   }
+  pump();  // what waited for this one (may_send), with the session's id
+  if (closing_) return;
   const unsigned status = res.result_int();
   const std::string type(res[http::field::content_type]);
   if (status == 404 && session_id_) {

@@ -133,6 +133,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
   std::vector<std::shared_ptr<Exchange>> idle_;
   std::shared_ptr<Exchange> initializing_;
   std::optional<std::string> session_id_;
+  bool sessionless_ = false;  // a request was answered without a session id
   std::optional<std::string> protocol_version_;
   std::string last_event_id_;
   bool open_ = false;

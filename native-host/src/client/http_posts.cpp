@@ -60,12 +60,17 @@ void HttpLink::pump() {
 // which may wait for that very notification (a cancel, a grant). Our
 // responses to the server's requests wait for nothing (the server may be
 // waiting on them), and requests among themselves run in parallel.
+// Sessions: a server with sessions starts one with the first request, and
+// refuses a notification without its id (400): until a request's header
+// has been heard (bringing the id, or none from a server without sessions),
+// a notification also waits for the requests before it to be heard.
 bool HttpLink::may_send(const Exchange& next) const {
   if (next.notification || !next.request_ids.empty()) {
     for (const auto& a : active_) {
       if (a->is_get) continue;
       if (a->notification && !a->heard) return false;
       if (next.notification && !a->request_ids.empty() && !a->written) return false;
+      if (next.notification && !a->request_ids.empty() && !a->heard && !session_id_ && !sessionless_) return false;
     }
   }
   return true;
