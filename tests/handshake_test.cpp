@@ -63,6 +63,51 @@ TEST_CASE("a malformed handshake is -32602 naming the member", "[handshake]") {
   CHECK(got->error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
 }
 
+TEST_CASE("a version not of the form major.minor is -32602", "[handshake]") {
+  // "1" has no minor part and "01.0" a leading zero: neither is read as 1.0.
+  for (const char* v : {"1", "01.0", "1.00", "1.", ".0", "1.0.0", "1.x", "+1.0", " 1.0"}) {
+    Pair p = served(offer("1.0", {}));
+    std::optional<Result<json>> got;
+    p.client->call("rpc.handshake", json{{"version", v}}, [&](Result<json> r) { got = std::move(r); }, {}, 0);
+    p.run();
+    INFO(v);
+    REQUIRE(got);
+    REQUIRE_FALSE(got->ok());
+    CHECK(got->error().code == code::kInvalidParams);
+    CHECK(got->error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
+  }
+  for (const char* v : {"1.0", "1.10", "10.0", "1.999999"}) {
+    Pair p = served(offer("1.0", {}));
+    std::optional<Result<json>> got;
+    p.client->call("rpc.handshake", json{{"version", v}}, [&](Result<json> r) { got = std::move(r); }, {}, 0);
+    p.run();
+    INFO(v);
+    REQUIRE(got);
+    if (std::string(v) == "10.0") CHECK(got->error().code == code::kVersionMismatch);
+    else CHECK(got->ok());
+  }
+}
+
+TEST_CASE("limits that are not an object and a session that is not a string are -32602", "[handshake]") {
+  const std::pair<json, const char*> cases[] = {
+      {json{{"version", "1.0"}, {"limits", 5}}, R"(Invalid params: rpc.handshake: "limits" must be an object)"},
+      {json{{"version", "1.0"}, {"limits", json::array()}}, R"(Invalid params: rpc.handshake: "limits" must be an object)"},
+      {json{{"version", "1.0"}, {"session", 7}}, R"(Invalid params: rpc.handshake: "session" must be a string)"},
+  };
+  for (const auto& [params, message] : cases) {
+    Pair p = served(offer("1.0", {}));
+    std::optional<Result<json>> got;
+    p.client->call("rpc.handshake", params, [&](Result<json> r) { got = std::move(r); }, {}, 0);
+    p.run();
+    INFO(params.dump());
+    REQUIRE(got);
+    REQUIRE_FALSE(got->ok());
+    CHECK(got->error().code == code::kInvalidParams);
+    CHECK(got->error().message == message);
+    CHECK_FALSE(p.server->agreed());
+  }
+}
+
 TEST_CASE("handshakes are off by default: rpc.handshake is an unknown method", "[handshake]") {
   Pair p;
   std::optional<Result<Handshake>> got;

@@ -398,7 +398,7 @@ TEST_CASE("a non-finite number id is an invalid id", "[policy]") {
   int runs = 0;
   add_echo(*l.peer, runs);
   const char* expected =
-      R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \"id\" must be a string, number or null, got a non-finite number"},"id":null})";
+      R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \"id\" must be a string, number or null, got a number JSON cannot hold"},"id":null})";
   for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
     INFO(bad);
     CHECK_FALSE(Id::from_json(json(bad)).has_value());

@@ -22,7 +22,7 @@
 
 // -- JSON value kinds, as JS describes a member (ValueKind) ------------------
 // Absent: no such member (or undefined). Payload: the value is a handle.
-// NonFinite: a number JSON cannot express (NaN, ±Infinity). Array/Object in a
+// NonFinite: a number JSON cannot express (NaN, ±Infinity, a BigInt). Array/Object in a
 // member that is not a payload (jsonrpc, method, id, error.code/message) are
 // described by kind only: the core then only names their type. Version: in
 // the jsonrpc slot only, "2.0" by construction — a tuple's (docs/protocol.md,

@@ -6,6 +6,7 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "peer/state.h"
 
@@ -15,19 +16,22 @@ namespace {
 
 const std::string kHandshake = "rpc.handshake";
 
-// The major part of "major.minor", or nullopt when `v` is not of that form.
+// Whether `s` is a version number part: decimal digits, no leading zero
+// (as in Semantic Versioning 2.0.0 §2), at most 6 of them.
+bool number_part(std::string_view s) {
+  if (s.empty() || s.size() > 6 || (s.size() > 1 && s[0] == '0')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The major part of "major.minor", or nullopt when `v` is not exactly of that
+// form: "1" and "01.0" are not versions, so they are refused rather than read.
 std::optional<long> major_of(const std::string& v) {
   const auto dot = v.find('.');
-  const std::string m = v.substr(0, dot);
-  if (m.empty() || m.size() > 6 || !std::all_of(m.begin(), m.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  if (dot != std::string::npos) {
-    const std::string n = v.substr(dot + 1);
-    if (n.empty() || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return std::nullopt;
-  }
+  if (dot == std::string::npos) return std::nullopt;
+  const std::string_view major_part(v.data(), dot);
+  if (!number_part(major_part) || !number_part(std::string_view(v).substr(dot + 1))) return std::nullopt;
   long major = 0;
-  for (char c : m) major = major * 10 + (c - '0');
+  for (char c : major_part) major = major * 10 + (c - '0');
   return major;
 }
 
@@ -66,8 +70,14 @@ Result<Handshake> from_json(const json& j, const char* what) {
       h.capabilities.push_back(x.get<std::string>());
     }
   }
-  if (auto l = j.find("limits"); l != j.end() && l->is_object()) h.limits = *l;
-  if (auto s = j.find("session"); s != j.end() && s->is_string()) h.session = s->get<std::string>();
+  if (auto l = j.find("limits"); l != j.end()) {
+    if (!l->is_object()) return bad("\"limits\" must be an object");
+    h.limits = *l;
+  }
+  if (auto s = j.find("session"); s != j.end()) {
+    if (!s->is_string()) return bad("\"session\" must be a string");
+    h.session = s->get<std::string>();
+  }
   if (auto c = j.find("compression_preference"); c != j.end()) {
     if (!c->is_array()) return bad("\"compression_preference\" must be an array of strings");
     for (const auto& x : *c) {

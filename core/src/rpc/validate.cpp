@@ -35,7 +35,7 @@ const char* kind_name(MemberKind k) {
     case MemberKind::Null: return "null";
     case MemberKind::Boolean: return "a boolean";
     case MemberKind::Number: return "a number";
-    case MemberKind::NonFinite: return "a non-finite number";
+    case MemberKind::NonFinite: return "a number JSON cannot hold";
     case MemberKind::String: return "a string";
     case MemberKind::Array: return "an array";
     case MemberKind::Object: return "an object";
