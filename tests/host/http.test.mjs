@@ -153,6 +153,7 @@ test('weft notify over HTTP: a notification the server refuses exits 3 naming th
   const refused = notify(srv.http);  // no session: 400 (the session starts with a request)
   assert.equal(refused.status, 3, refused.stderr);
   assert.match(refused.stderr, /refused a notification: HTTP 400/);
+  assert.match(refused.stderr, /Mcp-Session-Id header required \(the session starts with a request\)/);  // README, "Calling"
   assert.match(refused.stderr, /the notification was not delivered/);
   const stateless = await startWeb(['--http', '127.0.0.1:0', '--demo', '--http-stateless']);
   try {
