@@ -31,7 +31,7 @@ export function sequenceSeed(runSeed, i) {
   return (runSeed + Math.imul(i, 0x9e3779b9)) >>> 0;
 }
 
-class Rng {
+export class Rng {
   constructor(seed) { this.next = mulberry32(seed); }
   int(lo, hi) { return lo + Math.floor(this.next() * (hi - lo + 1)); }
   chance(p) { return this.next() < p; }
