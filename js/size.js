@@ -30,6 +30,13 @@ export function utf8Length(s, stop = Infinity) {
 const isBinary = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v) ||
   (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer);
 
+// The JSON codec's form of binary data, as streams.cpp's binary_form.
+function binaryForm({ bytes: b, subtype: t, ...rest }) {
+  if (!Array.isArray(b) || (t !== null && !Number.isInteger(t)) || Object.keys(rest).length) return false;
+  for (const x of b) if (!(Number.isInteger(x) && x >= 0 && x < 256)) return false;
+  return true;
+}
+
 /**
  * weft::chunk_size for a JavaScript value: the bytes of its strings, binary
  * data (ArrayBuffer, typed arrays, DataView, Blob) and object keys, plus 8
@@ -62,6 +69,8 @@ export function chunkSize(value, stop = Infinity) {
       n += v.size;
       if (n > stop) break;
       for (const x of v) todo.push(x);
+    } else if (Array.isArray(v.bytes) && binaryForm(v)) {
+      n += v.bytes.length;
     } else {
       for (const k in v) {
         if (!Object.hasOwn(v, k)) continue;

@@ -110,3 +110,34 @@ TEST_CASE("retry_delay: exponential backoff with jitter, at most 5 attempts, ret
   CHECK(retryable(Error(code::kOverloaded, "o")));
   CHECK(retryable(Error(code::kUnavailable, "u")));
 }
+
+TEST_CASE("a batch of more calls than this side's max_batch is refused before anything is sent", "[limits]") {
+  PeerLimits l;
+  l.max_batch = 2;
+  Clocked c(l);
+  std::vector<BatchEntry> three;
+  for (int i = 0; i < 3; ++i) three.push_back(BatchEntry{"ping", std::nullopt, [](Result<json>) {}, {}});
+  auto r = c.peer->batch(std::move(three), {}, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code::kInvalidRequest);
+  CHECK(r.error().message ==
+        "Invalid Request: a batch of 3 calls exceeds this side's max_batch of 2, so its answers could not be received");
+  CHECK(c.sent.empty());
+  CHECK(c.peer->pending() == 0);
+}
+
+TEST_CASE("responses in a batch longer than max_batch still settle their calls; its calls are refused", "[limits]") {
+  PeerLimits l;
+  l.max_batch = 2;
+  Clocked c(l);
+  std::vector<Result<json>> got;
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(c.peer->call("up", std::nullopt, [&](Result<json> r) { got.push_back(std::move(r)); }, {}, 0).ok());
+  c.sent.clear();
+  c.in(R"([{"jsonrpc":"2.0","result":1,"id":1},{"jsonrpc":"2.0","result":2,"id":2},)"
+       R"({"jsonrpc":"2.0","method":"ping","id":"p"},{"jsonrpc":"2.0","result":3,"id":3}])");
+  REQUIRE(got.size() == 3);
+  for (int i = 0; i < 3; ++i) CHECK(got[i].value() == i + 1);
+  CHECK(c.sent == std::vector<std::string>{
+                      R"([{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: batch of 4 messages exceeds the limit of 2"},"id":"p"}])"});
+}

@@ -113,6 +113,73 @@ TEST_CASE("Role::Server ignores incoming responses, refuses calls and serves req
   }
 }
 
+TEST_CASE("a server's batch of notifications alone goes out, as notify() does", "[policy]") {
+  PolicyLoop l([](PeerOptions& o) { o.role = Role::Server; });
+  auto r = l.peer->batch({BatchEntry{"progress", json::array({1}), nullptr, {}},
+                          BatchEntry{"progress", json::array({2}), nullptr, {}}}, {}, 0);
+  REQUIRE(r.ok());
+  CHECK(r->empty());
+  CHECK(l.sent == std::vector<std::string>{
+                      R"([{"jsonrpc":"2.0","method":"progress","params":[1]},{"jsonrpc":"2.0","method":"progress","params":[2]}])"});
+}
+
+TEST_CASE("a malformed answer to a pending call fails that call at once, -32603 naming the rule; it is not answered",
+          "[policy]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"jsonrpc":"2.0","result":1,"error":{"code":1,"message":"x"},"id":1})",
+       "Invalid response: response must have exactly one of \"result\" and \"error\""},
+      {R"({"jsonrpc":"2.0","error":{"code":"7","message":"x"},"id":1})", "Invalid response: error \"code\" must be an integer"},
+      {R"({"jsonrpc":"2.0","error":{"code":7},"id":1})", "Invalid response: error \"message\" must be a string"},
+      // Neither "method" nor "result": a server that left out a result it
+      // could not encode (JSON.stringify drops undefined).
+      {R"({"jsonrpc":"2.0","id":1})", "Invalid response: no \"method\" member"},
+  };
+  for (Role role : {Role::Peer, Role::Client}) {
+    for (const auto& [text, message] : cases) {
+      PolicyLoop l([role](PeerOptions& o) { o.role = role; });
+      std::optional<Result<json>> got;
+      REQUIRE(l.peer->call("up", std::nullopt, [&](Result<json> r) { got = std::move(r); }, {}, 0).ok());
+      l.in(text);
+      INFO(text);
+      REQUIRE(got);
+      REQUIRE_FALSE(got->ok());
+      CHECK(got->error().code == code::kInternalError);
+      CHECK(got->error().message == message);
+      CHECK(l.sent.size() == 1);  // the call only: nothing answers the answer
+      CHECK(l.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::InvalidResponse});
+      CHECK(l.peer->pending() == 0);
+    }
+  }
+}
+
+TEST_CASE("a message without method, result or error is -32600 to a peer, ignored by a client, when it answers no call",
+          "[policy]") {
+  PolicyLoop peer;
+  peer.in(R"({"jsonrpc":"2.0","id":5})");
+  CHECK(peer.sent == std::vector<std::string>{
+                         R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: no \"method\" member"},"id":5})"});
+  PolicyLoop client([](PeerOptions& o) { o.role = Role::Client; });
+  client.in(R"({"jsonrpc":"2.0","id":5})");
+  client.in(R"({"jsonrpc":"2.0","method":"up","params":3,"id":6})");
+  CHECK(client.sent.empty());
+  CHECK(client.diags == std::vector<Diagnostic::Kind>{Diagnostic::Kind::IgnoredMessage, Diagnostic::Kind::IgnoredMessage});
+}
+
+TEST_CASE("a ParamSpec that declares a name twice: the method answers every request -32603 saying so", "[policy]") {
+  PolicyLoop l;
+  int runs = 0;
+  ParamSpec spec;
+  spec.params = {Param{"a", ParamType::Number, true}, Param{"a", ParamType::String, true}};
+  l.peer->method("twice", SyncHandler([&](const json&) -> Result<json> { ++runs; return json(1); }), spec);
+  l.in(R"({"jsonrpc":"2.0","method":"twice","params":[1,"x"],"id":1})");
+  l.in(R"({"jsonrpc":"2.0","method":"twice","params":{"a":1},"id":2})");
+  CHECK(runs == 0);
+  const std::string why = R"(Internal error: method \"twice\" has an invalid ParamSpec: parameter \"a\" is declared twice)";
+  CHECK(l.sent == std::vector<std::string>{
+                      R"({"jsonrpc":"2.0","error":{"code":-32603,"message":")" + why + R"("},"id":1})",
+                      R"({"jsonrpc":"2.0","error":{"code":-32603,"message":")" + why + R"("},"id":2})"});
+}
+
 // ---- 2. Foreign values ---------------------------------------------------------
 
 TEST_CASE("ignore_foreign ignores values without jsonrpc 2.0 unless mixed into a batch", "[policy]") {

@@ -357,3 +357,20 @@ TEST_CASE("1 GiB through a slow consumer keeps both sides' memory bounded", "[st
   CHECK(max_queued <= kCredit);               // never more in flight than granted
   CHECK(peak - before < 64u * 1024 * 1024);   // bounded, far below the 1 GiB sent
 }
+
+TEST_CASE("chunk_size: the JSON codec's form of binary data counts as its bytes, as the binary value did",
+          "[stream]") {
+  std::vector<std::uint8_t> raw(1000);
+  for (std::size_t i = 0; i < raw.size(); ++i) raw[i] = static_cast<std::uint8_t>(i % 256);
+  const json bin = json::binary(raw);
+  CHECK(chunk_size(bin) == 1000);
+  // What a receiver decodes from the JSON codec's text for that value.
+  const json form = json::parse(bin.dump());
+  REQUIRE(form.is_object());
+  CHECK(chunk_size(form) == 1000);
+  CHECK(chunk_size(json{{"bytes", raw}, {"subtype", 7}}) == 1000);
+  // Not that form: measured as any object (its strings count in full).
+  CHECK(chunk_size(json{{"bytes", json::array({std::string(5000, 'x')})}, {"subtype", nullptr}}) > 5000);
+  CHECK(chunk_size(json{{"bytes", json::array({256})}, {"subtype", nullptr}}) > 1);
+  CHECK(chunk_size(json{{"bytes", raw}, {"subtype", nullptr}, {"more", 1}}) > 9000);
+}

@@ -71,6 +71,10 @@ std::string read(const json& j, ParamSpec& s) {
         Param q;
         std::string why = read_param(e, join({"params[", std::to_string(i++), "]"}), q);
         if (!why.empty()) return why;
+        // As the core's detail::spec_problem, which guards specs made in C++:
+        // said here, when registering, so that method() can throw.
+        for (const Param& p : s.params)
+          if (p.name == q.name) return join({"params[", std::to_string(i - 1), "]: \"", q.name, "\" is declared twice"});
         s.params.push_back(std::move(q));
       }
     } else if (key == "byPosition" || key == "byName" || key == "allowExtra") {

@@ -163,6 +163,19 @@ test('weft notify over HTTP: a notification the server refuses exits 3 naming th
   } finally { await stateless.stop(); }
 });
 
+test('an HTTP/1.0 request\'s event stream is not chunked: it ends with the connection (RFC 9112 §6.1, §6.3)', T, () => {
+  // sleep answers later, so the answer comes as server-sent events.
+  const r = curl(['--http1.0', '-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json',
+    '--data-binary', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sleep', params: { ms: 50 } })]);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'text/event-stream');
+  assert.equal(r.headers['transfer-encoding'], undefined);
+  const events = r.body.split('\n\n').filter((e) => e.includes('data: {'));
+  assert.equal(events.length, 1, r.body);
+  assert.deepEqual(JSON.parse(events[0].split('data: ')[1]), { jsonrpc: '2.0', result: 50, id: 1 });
+  assert.doesNotMatch(r.body, /^[0-9a-f]+\r$/m, 'no chunk-size lines');
+});
+
 test('DELETE ends the session: 204, then 404 for it', T, () => {
   const sid = newSession();
   assert.equal(curl(['-X', 'DELETE', '-H', `Mcp-Session-Id: ${sid}`]).status, 204);

@@ -5,7 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import WebSocket from 'ws';
-import { within } from './helpers.mjs';
+import { spawnSync } from 'node:child_process';
+import { WEFT_BIN, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
 import { Peer, RPCError, ErrorCode, webSocketTransport, ready } from '../../js/index.js';
 
@@ -112,6 +113,13 @@ test('a frame larger than --max-message is refused before it is buffered: close 
   const c = closed(ws);
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'echo', params: ['x'.repeat(5000)] }));
   assert.equal((await c).code, 1009);
+});
+
+test('the native client names the server\'s close: "the server closed the WebSocket (1009)", exit 3', T, () => {
+  const r = spawnSync(WEFT_BIN, ['call', '--connect', `${srv.ws}`, 'echo', JSON.stringify(['x'.repeat(5000)])],
+    { encoding: 'utf8', timeout: 20000 });
+  assert.equal(r.status, 3, r.stderr);
+  assert.match(r.stderr, /closed: the server closed the WebSocket \(1009\)/);
 });
 
 test('an Origin not in --allow-origin is refused with 403; a listed one and none at all are accepted', T, async () => {

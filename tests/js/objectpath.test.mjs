@@ -69,11 +69,12 @@ test('responses: results and error members keep their types; malformed ones are 
     assert.deepEqual(requests[0], { jsonrpc: '2.0', method: 'a', params: { x: 1 }, id: 1 });
     assert.deepEqual(Object.keys(requests[0]), ['jsonrpc', 'method', 'params', 'id']);
     assert.deepEqual(requests[1], { jsonrpc: '2.0', method: 'b', id: 2 });
-    port2.postMessage({ jsonrpc: '2.0', error: { code: 1.5, message: 'm' }, id: 1 });  // not an integer code
-    port2.postMessage({ jsonrpc: '2.0', error: { code: 7, message: 'no', data: { '': 0 } }, id: 1 });
+    port2.postMessage({ jsonrpc: '2.0', error: { code: 1.5, message: 'm' }, id: 1 });  // not an integer code: fails call 1
+    port2.postMessage({ jsonrpc: '2.0', error: { code: 7, message: 'no', data: { '': 0 } }, id: 1 });  // too late
     port2.postMessage({ jsonrpc: '2.0', result: { '': 0 }, id: 2 });
     port2.postMessage({ jsonrpc: '2.0', result: undefined, id: 3 });
-    await assert.rejects(a, (e) => e instanceof RPCError && e.code === 7 && e.message === 'no' && e.data[''] === 0);
+    await assert.rejects(a, (e) => e instanceof RPCError && e.code === ErrorCode.InternalError &&
+      e.message === 'Invalid response: error "code" must be an integer');
     assert.deepEqual(await b, { '': 0 });
     assert.equal(await c, undefined);  // structured clone keeps `result: undefined`
     assert.ok(diags.some(([k, m]) => k === 'InvalidResponse' && /code/.test(m)));

@@ -159,3 +159,13 @@ test('params whose reading throws (a getter, on a transport that does not clone)
     ]);
   } finally { server.destroy(); }
 });
+
+test('a ParamSpec that declares a name twice is refused when registered, with a TypeError saying so', async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const p = new Peer(portTransport(port1));
+  try {
+    assert.throws(() => p.method('twice', () => 1, { params: [{ name: 'a', type: 'number' }, { name: 'a', type: 'string' }] }),
+      (e) => e instanceof TypeError && /params\[1\]: "a" is declared twice/.test(e.message));
+  } finally { p.destroy(); port2.close(); }
+});

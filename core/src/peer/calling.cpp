@@ -203,7 +203,16 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
     if (e.params && !e.params->is_array() && !e.params->is_object()) return bad_batch_params(i, e.method);
     calls += e.done ? 1 : 0;
   }
-  if (auto refused = s.refuse_call()) return *refused;
+  // Notifications alone go out as notify()'s do (docs/protocol.md, "Roles").
+  if (calls > 0)
+    if (auto refused = s.refuse_call()) return *refused;
+  // The answers come back as one batch as long, which this side would refuse
+  // past its own max_batch (check_batch): refused now rather than lost.
+  if (calls > s.opts.limits.max_batch)
+    return Error(code::kInvalidRequest, "Invalid Request: a batch of " + std::to_string(calls) +
+                                            " calls exceeds this side's max_batch of " +
+                                            std::to_string(s.opts.limits.max_batch) +
+                                            ", so its answers could not be received");
   if (s.pending.size() + calls > s.opts.limits.max_pending)
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");

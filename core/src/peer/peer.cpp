@@ -4,9 +4,12 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "peer/state.h"
+#include "rpc/params.h"
 
 namespace weft {
 namespace detail {
@@ -68,12 +71,21 @@ detail::Registered make_registered(std::optional<ParamSpec> spec, std::string de
   r.description = std::move(description);
   return r;
 }
+
+// A method whose ParamSpec is unusable (detail::spec_problem) is registered
+// refusing: each request is answered -32603 saying what is wrong, rather than
+// -32601 or a misleading -32602 (serving.cpp, check()).
+WEFT_COLD void refuse_bad_spec(detail::Registered& r, const std::string& name) {
+  std::string why = detail::spec_problem(*r.spec);
+  if (!why.empty()) r.bad_spec = "Internal error: method \"" + name + "\" has an invalid ParamSpec: " + why;
+}
 }  // namespace
 
 void Peer::method(std::string name, MethodHandler h, std::optional<ParamSpec> spec,
                   std::string description) {
   auto r = make_registered(std::move(spec), std::move(description));
   r.async = std::move(h);
+  if (r.spec) refuse_bad_spec(r, name);
   s_->register_method(std::move(name), std::move(r));
 }
 
@@ -81,6 +93,7 @@ void Peer::method(std::string name, SyncHandler h, std::optional<ParamSpec> spec
                   std::string description) {
   auto r = make_registered(std::move(spec), std::move(description));
   r.sync = std::move(h);
+  if (r.spec) refuse_bad_spec(r, name);
   s_->register_method(std::move(name), std::move(r));
 }
 
@@ -88,6 +101,7 @@ void Peer::method(std::string name, DeferrableHandler h, std::optional<ParamSpec
                   std::string description) {
   auto r = make_registered(std::move(spec), std::move(description));
   r.deferrable = std::move(h);
+  if (r.spec) refuse_bad_spec(r, name);
   s_->register_method(std::move(name), std::move(r));
 }
 
@@ -95,6 +109,7 @@ void Peer::notification(std::string name, NotificationHandler h, std::optional<P
   auto r = make_registered(std::move(spec), {});
   r.notification = true;
   r.notify = std::move(h);
+  if (r.spec) refuse_bad_spec(r, name);
   s_->register_method(std::move(name), std::move(r));
 }
 
@@ -117,12 +132,22 @@ void Peer::receive(Document&& doc) { receive(classify(std::move(doc), s_->opts.l
 
 namespace {
 
+// Whether `bad` is a malformed answer to a call this side made: no "method",
+// a JSON-RPC 2.0 message, and its id is a pending call's. A message with
+// neither "method" nor "result"/"error" is one too when its id is pending
+// (a server that left out a result it could not encode).
+bool answers_own_call(const PeerState& s, const Invalid& bad) {
+  return !bad.call && !bad.foreign && bad.id.kind() == Id::Kind::Int && s.pending.count(bad.id.as_int()) > 0;
+}
+
 // A batch that is not all foreign keeps its foreign elements: the array as a
 // whole is JSON-RPC, and each element gets its -32600 (§6).
 bool ignored(const PeerState& s, const Item& item, bool batch) {
   if (const auto* bad = std::get_if<Invalid>(&item)) {
     if (bad->foreign && s.opts.ignore_foreign && !batch) return true;
-    if (s.opts.role == Role::Client) return bad->call;
+    if (answers_own_call(s, *bad)) return false;
+    // A client answers nothing: neither a call nor a message it cannot read.
+    if (s.opts.role == Role::Client) return bad->call || bad->reply;
     if (s.opts.role == Role::Server) return !bad->reply;
     return false;
   }
@@ -187,6 +212,16 @@ WEFT_COLD void answer_invalid(PeerState& s, Invalid& bad, std::uint64_t batch, s
   s.answer(batch, index, Response{std::move(bad.id), std::move(bad.error)});
 }
 
+// A malformed answer to a pending call: reported, never answered (§5), and
+// the call fails now with what was wrong rather than at its timeout, though
+// its answer came.
+WEFT_COLD void fail_own_call(PeerState& s, Invalid& bad) {
+  std::string why = bad.error.message;
+  if (const std::string_view p = "Invalid Request: "; why.compare(0, p.size(), p) == 0) why.erase(0, p.size());
+  s.diag(Diagnostic::Kind::InvalidResponse, bad.error.message);
+  s.settle(bad.id, Error(code::kInternalError, "Invalid response: " + why));
+}
+
 // One message, or one element of batch `batch` (0: none) at `index`.
 void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
   // Every element that will be answered holds the batch open (release_batch).
@@ -207,6 +242,7 @@ void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
     s.settle(r->id, std::move(res), r->metrics ? &*r->metrics : nullptr);
   } else {
     auto& bad = std::get<Invalid>(item);
+    if (answers_own_call(s, bad)) return fail_own_call(s, bad);
     if (bad.reply) count();
     answer_invalid(s, bad, batch, index);
   }

@@ -290,7 +290,12 @@ PeerState::Methods::value_type* find_method(PeerState& s, const std::string& met
 
 // What check_params makes of `params` for a method with a ParamSpec, in
 // `into`; false when the call was refused instead.
-bool check(const Call& c, const ParamSpec& spec, std::optional<json>& params, std::optional<json>& into) {
+bool check(const Call& c, const detail::Registered& r, std::optional<json>& params, std::optional<json>& into) {
+  if (!r.bad_spec.empty()) {
+    c.fail(Error(code::kInternalError, r.bad_spec));
+    return false;
+  }
+  const ParamSpec& spec = *r.spec;
   const PeerOptions& o = c.s.opts;
   if (params && o.inspect_members) {
     if (auto refused = o.inspect_members(*params)) {
@@ -389,7 +394,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
   // The handler gets the params where they are: the message's own member
   // (absent: made null there), or what check_params made of them.
   std::optional<json> checked_p;
-  if (r.spec && !check(c, *r.spec, params, checked_p)) return;
+  if (r.spec && !check(c, r, params, checked_p)) return;
   json& p = checked_p ? *checked_p : params ? *params : params.emplace();
 
   // The handler is called in place: one that re-registers or removes its

@@ -22,6 +22,9 @@ struct Registered {
   DeferrableHandler deferrable;
   NotificationHandler notify;
   std::optional<ParamSpec> spec;
+  // Set when `spec` is unusable (detail::spec_problem): every call is
+  // refused -32603 with this message instead of being checked.
+  std::string bad_spec;
   std::string description;
 };
 

@@ -66,6 +66,20 @@ Notification chunk_message(const Id& id, Chunk&& c) {
   return Notification{kChunk, std::move(p)};
 }
 
+// Whether object `v` is the JSON codec's form of a binary value,
+// {"bytes":[0–255…],"subtype":null or an integer} (nlohmann's). It counts as
+// the bytes it stands for: its sender measured the binary value, and the
+// receiver must come to the same size (docs/streams.md, "Binary").
+bool binary_form(const json& v) {
+  if (v.size() != 2) return false;
+  const auto b = v.find("bytes");
+  const auto t = v.find("subtype");
+  if (b == v.end() || t == v.end() || !b->is_array() || !(t->is_null() || t->is_number_integer())) return false;
+  for (const json& e : *b)
+    if (!e.is_number_unsigned() || e.get_ref<const json::number_unsigned_t&>() > 255) return false;
+  return true;
+}
+
 // chunk_size's walk: adds to `n` and stops once it passes `stop`.
 void add_size(const json& v, std::size_t stop, std::size_t& n) {
   switch (v.type()) {
@@ -79,6 +93,10 @@ void add_size(const json& v, std::size_t stop, std::size_t& n) {
       }
       return;
     case json::value_t::object:
+      if (binary_form(v)) {
+        n += v.find("bytes")->size();
+        return;
+      }
       for (auto it = v.begin(); it != v.end() && n <= stop; ++it) {
         n += it.key().size() + 1;
         add_size(it.value(), stop, n);

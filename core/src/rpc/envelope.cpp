@@ -201,8 +201,12 @@ void check_batch(Incoming& in, std::size_t n, std::size_t max_batch) {
       "batch of " + std::to_string(n) + " messages exceeds the limit of " + std::to_string(max_batch);
   std::vector<Item> refused;
   if (!batch_past_answering(n, max_batch))
-    for (Item& i : in.items)
-      if (auto r = refusal(i, why)) refused.emplace_back(std::move(*r));
+    for (Item& i : in.items) {
+      // A response answers a call this side made: the limit bounds the work
+      // asked of this side, and dropping it would leave that call hanging.
+      if (std::holds_alternative<Response>(i)) refused.emplace_back(std::move(i));
+      else if (auto r = refusal(i, why)) refused.emplace_back(std::move(*r));
+    }
   in.items = std::move(refused);
   if (in.items.empty()) {
     in.batch = false;

@@ -61,6 +61,14 @@ Error missing(const Param& p) { return invalid("missing required parameter \"" +
 
 }  // namespace
 
+std::string spec_problem(const ParamSpec& spec) {
+  for (std::size_t i = 0; i < spec.params.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (spec.params[k].name == spec.params[i].name)
+        return "parameter \"" + spec.params[i].name + "\" is declared twice";
+  return {};
+}
+
 Result<json> check_params(const ParamSpec& spec, std::optional<json>& params, PlaceholderType placeholder) {
   if (!params || params->is_null()) {
     for (const auto& p : spec.params)

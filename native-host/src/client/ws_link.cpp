@@ -5,6 +5,7 @@
 // and agreed, payloads over 1 KiB go zstd-compressed in binary frames, and
 // compressed frames are inflated before decoding (docs/framing.md Z1–Z5).
 #include <deque>
+#include <optional>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -126,16 +127,20 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
     report(Error(code::kClosed, "cannot connect to " + a_.text + ": " + ec.message()), retryable_connect_error(ec));
   }
 
+  // The server's close frame, once one arrived: it says why (1009: a message
+  // over its limit), whatever error the socket's teardown then gives
+  // (error::closed, or "not connected" when the server shut the socket first).
+  std::optional<std::string> server_closed() const {
+    const auto& r = ws_.reason();
+    if (r.code == websocket::close_code::none) return std::nullopt;
+    return "the server closed the WebSocket (" + std::to_string(r.code) +
+           (r.reason.empty() ? "" : " " + std::string(r.reason.data(), r.reason.size())) + ")";
+  }
+
   void read() {
     ws_.async_read(in_, [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
       if (self->closing_) return;
-      if (ec) {
-        std::string why = ec == websocket::error::closed
-                              ? "the server closed the WebSocket (" + std::to_string(self->ws_.reason().code) +
-                                    (self->ws_.reason().reason.empty() ? "" : " " + std::string(self->ws_.reason().reason.data(), self->ws_.reason().reason.size())) + ")"
-                              : ec.message();
-        return self->finish(why, false);
-      }
+      if (ec) return self->finish(self->server_closed().value_or(ec.message()), false);
       const auto data = self->in_.cdata();
       std::string_view bytes(static_cast<const char*>(data.data()), data.size());
       auto doc = self->decode(bytes);
@@ -171,7 +176,7 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
                                                                                   std::size_t) {
       self->writing_ = false;
       if (self->closing_) return;
-      if (ec) return self->finish("write: " + ec.message(), false);
+      if (ec) return self->finish(self->server_closed().value_or("write: " + ec.message()), false);
       self->out_.pop_front();
       self->write_next();
     });
