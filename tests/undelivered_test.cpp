@@ -174,3 +174,27 @@ TEST_CASE("undelivered after close sends nothing and settles nothing more", "[po
   CHECK(l.sent.size() == sent);
   CHECK(l.count(Diagnostic::Kind::SendFailed) == 1);
 }
+
+TEST_CASE("undelivered: a stream chunk that could not be sent fails its stream, -32603, and later writes are refused",
+          "[policy][stream]") {
+  PolicyLoop l;
+  Reply held;
+  bool cancelled = false;
+  l.peer->method("rows", MethodHandler([&](json, Reply r, const CallInfo&) {
+                   r.on_cancel([&] { cancelled = true; });
+                   held = std::move(r);
+                 }));
+  l.in(R"({"jsonrpc":"2.0","method":"$/weft/open","params":{"credit":4,"id":"s"}})");
+  l.in(R"({"jsonrpc":"2.0","method":"rows","id":"s"})");
+  REQUIRE(held.write(json("a")).ok());
+  REQUIRE(l.out.size() == 1);
+  l.peer->undelivered(l.out[0], Error(code::kInternalError, "DataCloneError"));
+  CHECK(cancelled);
+  REQUIRE(l.sent.size() == 2);
+  CHECK(l.sent[1] ==
+        R"({"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error: a stream chunk could not be sent: DataCloneError"},"id":"s"})");
+  auto again = held.write(json("b"));
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().code == code::kClosed);
+  CHECK(l.sent.size() == 2);
+}

@@ -333,7 +333,7 @@ test('limits.maxStreamChunk sets the limit on both sides; Infinity lifts it', T,
   } finally { small.done(); none.done(); }
 });
 
-test('a chunk whose measuring throws (a getter) reaches the core as size 0; the transport cannot clone it: SendFailed, nothing delivered', T, async () => {
+test('a chunk whose measuring throws (a getter) reaches the core as size 0; the transport cannot clone it: SendFailed, the stream fails -32603', T, async () => {
   const diags = [];
   const { client, server, done } = pair({}, { onDiagnostic: (k, m) => diags.push(`${k}: ${m}`) });
   try {
@@ -345,11 +345,12 @@ test('a chunk whose measuring throws (a getter) reaches the core as size 0; the 
     });
     const s = client.stream('hostile');
     const got = [];
-    for await (const c of s) got.push(c);
-    assert.equal(await s.result, 'answered');
-    assert.equal(outcome, 'written');
+    await assert.rejects((async () => { for await (const c of s) got.push(c); })(),
+      (e) => e.code === ErrorCode.InternalError && e.message === 'Internal error: a stream chunk could not be sent: getter');
+    await assert.rejects(s.result, (e) => e.code === ErrorCode.InternalError);
+    assert.equal(outcome, 'written');  // the failure is known only after the write
     assert.deepEqual(got, []);
-    assert.deepEqual(diags, ['SendFailed: the transport could not deliver a message: getter']);
+    assert.equal(diags[0], 'SendFailed: the transport could not deliver a message: getter');
     assert.equal(server.stats().payloads, 0);
   } finally { done(); }
 });
@@ -412,5 +413,30 @@ test('return() while a next() waits: that next() is done, and so is every later 
     assert.deepEqual(await waiting, { value: undefined, done: true });
     await assert.rejects(s.result, (e) => e.code === ErrorCode.RequestCancelled);
     assert.deepEqual(await s.next(), { value: undefined, done: true });
+  } finally { done(); }
+});
+
+test('a chunk the transport cannot send fails the stream -32603 on both ends, not a stream short of it', T, async () => {
+  const { client, server, done } = pair(undefined, { onDiagnostic: () => {} });
+  let aborted = false;
+  const writes = [];
+  server.method('rows', async (p, ctx) => {
+    ctx.signal.addEventListener('abort', () => { aborted = true; });
+    for (const c of ['a', { row: 2, format() {} }, 'c']) {
+      await ctx.sink.write(c).then(() => writes.push('ok'), (e) => writes.push(e.code));
+    }
+    return { rows: 3 };
+  });
+  try {
+    const s = client.stream('rows');
+    const got = [];
+    await assert.rejects((async () => { for await (const v of s) got.push(v); })(),
+      (e) => e.code === ErrorCode.InternalError && /^Internal error: a stream chunk could not be sent: /.test(e.message));
+    await assert.rejects(s.result, (e) => e.code === ErrorCode.InternalError);
+    assert.deepEqual(got, ['a']);
+    await turn();
+    assert.ok(aborted, 'the handler learns it as a cancellation');
+    assert.equal(writes.at(-1), ErrorCode.Closed, 'writes after it are refused');
+    assert.equal(server.stats().inFlight, 0);
   } finally { done(); }
 });

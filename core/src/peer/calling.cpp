@@ -262,6 +262,9 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
   const bool known = std::find(failed.begin(), failed.end(), true) != failed.end();
   Outgoing again;
   again.batch = o.batch;
+  // Failed after the loop: failing one sends its answer, and `o` may be the
+  // host's own record of what it sent (a send must not touch it meanwhile).
+  std::vector<Id> broken_streams;
   for (std::size_t i = 0; i < o.messages.size(); ++i) {
     const Message& m = o.messages[i];
     const auto* q = std::get_if<Request>(&m);
@@ -274,6 +277,8 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
     if (q) {
       if (q->id.kind() == Id::Kind::Int && s.pending.count(q->id.as_int()))  // not ended meanwhile
         s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
+    } else if (const auto* n = std::get_if<Notification>(&m)) {
+      if (auto id = s.chunk_of(*n)) broken_streams.push_back(std::move(*id));
     } else if (const auto* r = std::get_if<Response>(&m)) {
       if (!r->is_error()) {
         again.messages.emplace_back(Response{
@@ -289,6 +294,7 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
     }
   }
   if (!again.messages.empty()) s.emit(std::move(again));
+  for (const Id& id : broken_streams) s.chunk_undelivered(id, why);
 }
 
 std::optional<Millis> Peer::next_deadline() const {

@@ -199,6 +199,11 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // A Reply (or the Reply's destructor) completed serving slot `slot`.
   void complete(std::uint64_t slot, Result<json>&& r);
   void cancel_serving(const Id& id);
+  // The request id `n` is a stream chunk of, if it is one (streams.cpp).
+  std::optional<Id> chunk_of(const Notification& n) const;
+  // A chunk of request `id` could not be sent (Peer::undelivered): the
+  // stream fails while it is still served.
+  void chunk_undelivered(const Id& id, const Error& why);
   Reply make_reply(std::uint64_t slot) { return Reply(weak_from_this(), slot); }
   // The entry of slot `slot`, or nullptr once it was completed or closed.
   Serving* find_serving(std::uint64_t slot) {

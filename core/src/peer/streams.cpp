@@ -170,6 +170,32 @@ void PeerState::pump(std::uint64_t slot) {
   }
 }
 
+std::optional<Id> PeerState::chunk_of(const Notification& n) const {
+  if (n.method != kChunk || !n.params) return std::nullopt;
+  std::optional<json> p = n.params;  // a copy: the host may rewrite it (inspect)
+  if (opts.inspect) opts.inspect(*p, "value");
+  return p->is_object() ? id_of(*p, "id") : std::nullopt;
+}
+
+void PeerState::chunk_undelivered(const Id& id, const Error& why) {
+  // The caller's stream now misses a chunk: it fails rather than going on
+  // without it (or failing later as out of order). The handler learns it as
+  // a cancellation, and its writes and answer are refused from now on.
+  auto range = serving_ids.equal_range(id);
+  std::vector<std::uint64_t> slots;
+  for (auto i = range.first; i != range.second; ++i) slots.push_back(i->second);
+  for (auto slot : slots) {
+    Serving* e = find_serving(slot);
+    if (!e || e->cancelled || !e->out || !e->out->stream) continue;
+    e->cancelled = true;
+    drop_chunks(*e->out, id);
+    if (!(e = find_serving(slot))) continue;
+    if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
+    if (find_serving(slot))
+      complete(slot, Error(code::kInternalError, "Internal error: a stream chunk could not be sent: " + why.message));
+  }
+}
+
 bool PeerState::stream_control(const std::string& method, std::optional<json>& params) {
   if (method.size() < 3 || method[0] != '$' || method[1] != '/') return false;
   const bool open = method == kOpen, credit = method == kCredit, chunk = method == kChunk,
