@@ -26,6 +26,15 @@ TEST_CASE("Accept: the type, its major/* or */* is listed; parameters are ignore
   CHECK_FALSE(accepts("", "application/json"));
 }
 
+TEST_CASE("Accept: q=0 refuses, and the most specific range decides (RFC 9110 §12.4.2, §12.5.1)") {
+  CHECK_FALSE(accepts("application/json;q=0, text/event-stream", "application/json"));
+  CHECK(accepts("application/json;q=0, text/event-stream", "text/event-stream"));
+  CHECK_FALSE(accepts("*/*, application/json; q=0.0", "application/json"));
+  CHECK(accepts("application/*;q=0, application/json", "application/json"));
+  CHECK_FALSE(accepts("text/*;q=0, */*", "text/event-stream"));
+  CHECK(accepts("application/json;q=0.001", "application/json"));
+}
+
 TEST_CASE("Content-Type: type and subtype are case-insensitive, parameters follow OWS \";\" (RFC 9110 §8.3.1)") {
   for (const char* v : {"application/json", "Application/JSON", "application/json ; charset=utf-8",
                         "APPLICATION/JSON;charset=utf-8", " application/json\t"})

@@ -47,37 +47,46 @@ std::vector<std::string> header_tokens(std::string_view value) {
   return out;
 }
 
+namespace {
+// Whether an Accept or Accept-Encoding element, `value *( OWS ";" OWS
+// name=value )`, allows its value: only q matters, "q=0" (0, 0.0, 0.00,
+// 0.000) refusing it (RFC 9110 §12.4.2).
+bool q_allows(std::string_view item) {
+  bool allowed = true;
+  for (auto semi = item.find(';'); semi != std::string_view::npos; semi = item.find(';')) {
+    item.remove_prefix(semi + 1);
+    const std::string_view p = trim(item.substr(0, item.find(';')));
+    if (p.size() >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+      allowed = p.substr(2).find_first_not_of("0.") != std::string_view::npos;
+  }
+  return allowed;
+}
+}  // namespace
+
 bool accepts_coding(std::string_view accept_encoding, std::string_view coding) {
-  // Each element is `coding *( OWS ";" OWS name=value )`; only q matters,
-  // "q=0" (0, 0.0, 0.00, 0.000) refusing the coding (RFC 9110 §12.4.2).
   std::optional<bool> named, star;
   for (const auto& item : header_tokens(accept_encoding)) {
-    std::string_view rest(item);
-    const std::string_view t = trim(rest.substr(0, rest.find(';')));
-    bool allowed = true;
-    for (auto semi = rest.find(';'); semi != std::string_view::npos; semi = rest.find(';')) {
-      rest.remove_prefix(semi + 1);
-      std::string_view p = trim(rest.substr(0, rest.find(';')));
-      if (p.size() >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
-        allowed = p.substr(2).find_first_not_of("0.") != std::string_view::npos;
-    }
-    if (iequals(t, coding)) named = allowed;
-    else if (t == "*") star = allowed;
+    const std::string_view t = trim(std::string_view(item).substr(0, item.find(';')));
+    if (iequals(t, coding)) named = q_allows(item);
+    else if (t == "*") star = q_allows(item);
   }
   return named ? *named : star.value_or(false);
 }
 
 bool accepts(std::string_view accept, std::string_view type) {
+  // The most specific range decides (RFC 9110 §12.5.1): the type itself,
+  // then "major/*", then "*/*"; a range with q=0 refuses.
   const auto slash = type.find('/');
   const std::string_view major = type.substr(0, slash);
+  std::optional<bool> exact, range, any;
   for (const auto& item : header_tokens(accept)) {
-    std::string_view t = trim(std::string_view(item).substr(0, item.find(';')));
-    if (iequals(t, type) || t == "*/*") return true;
-    if (t.size() == major.size() + 2 && iequals(t.substr(0, major.size()), major) &&
-        t.substr(major.size()) == "/*")
-      return true;
+    const std::string_view t = trim(std::string_view(item).substr(0, item.find(';')));
+    if (iequals(t, type)) exact = q_allows(item);
+    else if (t == "*/*") any = q_allows(item);
+    else if (t.size() == major.size() + 2 && iequals(t.substr(0, major.size()), major) && t.substr(major.size()) == "/*")
+      range = q_allows(item);
   }
-  return false;
+  return exact ? *exact : range ? *range : any.value_or(false);
 }
 
 }  // namespace weft::host::detail

@@ -14,8 +14,9 @@ namespace weft::host::detail {
 // HTTP 403 Forbidden").
 bool origin_allowed(const std::vector<std::string>& allow, bool present, std::string_view origin);
 
-// Does an Accept header list `type` (or type/* or */*)? Parameters (;q=…)
-// are ignored.
+// Does an Accept header allow `type`? The most specific of `type`, its
+// "major/*" and "*/*" that is listed decides, refusing with q=0 (RFC 9110
+// §12.5.1); other parameters are ignored.
 bool accepts(std::string_view accept, std::string_view type);
 
 // Does an Accept-Encoding header allow the content coding `coding` (RFC 9110
