@@ -158,6 +158,18 @@ test('weft-rpc webSocketTransport: a pending call is rejected at once with -3200
   peer.destroy();
 });
 
+test('a request that is no upgrade is answered 426 with Upgrade: websocket, with or without a body', T, async () => {
+  const url = srv.ws.replace(/^ws:/, 'http:');
+  const get = await fetch(url);
+  assert.equal(get.status, 426);
+  assert.equal(get.headers.get('upgrade'), 'websocket');
+  await get.text();
+  const post = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }) });
+  assert.equal(post.status, 426);
+  assert.equal(await post.text(), 'this is a WebSocket endpoint\n');
+});
+
 test('beyond --max-connections the upgrade is answered 503', T, async () => {
   const s = await startWeb(['--ws', '0', '--max-connections', '1']);
   try {

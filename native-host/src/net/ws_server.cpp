@@ -148,6 +148,8 @@ void WsConn::refuse(http::status status, std::string why) {
 void WsConn::on_request(beast::error_code ec) {
   if (ec) {
     if (ec == http::error::header_limit) return refuse(http::status::request_header_fields_too_large, "request header too large");
+    // A request with a body (a POST meant for --http) is no upgrade request.
+    if (ec == http::error::unexpected_body) return refuse(http::status::upgrade_required, "this is a WebSocket endpoint");
     finish(ec == beast::error::timeout ? "no upgrade request within the handshake timeout" : "");
     return;
   }
