@@ -2,6 +2,8 @@
 // answers with its documented code and data.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "peer_loop.h"
 #include "weft/weft.h"
 
@@ -107,6 +109,9 @@ TEST_CASE("retry_delay: exponential backoff with jitter, at most 5 attempts, ret
   CHECK_FALSE(retry_delay(Error(code::kClosed, "c"), 1, 0.0));
   const Error limited(code::kRateLimited, "r", json{{"retry_after", 700}});
   CHECK(retry_delay(limited, 1, 0.0) == std::optional<std::int64_t>(700));
+  // Past what an int64 holds: the longest wait, not an out-of-range cast.
+  const Error forever(code::kRateLimited, "r", json{{"retry_after", 1e19}});
+  CHECK(retry_delay(forever, 1, 0.0) == std::optional<std::int64_t>(std::numeric_limits<std::int64_t>::max()));
   CHECK(retryable(Error(code::kOverloaded, "o")));
   CHECK(retryable(Error(code::kUnavailable, "u")));
 }

@@ -62,6 +62,7 @@ struct Connection::Impl final : FrameHandler {
   Compressor comp;
   bool zstd = false;
   std::string zframe, plain;
+  bool writing = false;  // in send(): `frame`/`zframe` hold the bytes out
 
   // Z1: only length-prefixed frames carry binary payloads as they are:
   // NDJSON cannot hold one, and LSP declares its payload to be JSON text.
@@ -90,18 +91,33 @@ struct Connection::Impl final : FrameHandler {
 
   // The message is encoded after room for the frame header and framed where
   // it lies (framing.h, frame_in_place): a large answer is not copied again
-  // just to put a header in front of it.
+  // just to put a header in front of it. A send from inside `write` (which
+  // may re-enter the Peer: peer.h) gets buffers of its own, as the reused
+  // ones hold the bytes being written.
   void send(const Outgoing& out) {
-    frame.assign(kFrameHeadroom, '\0');
-    if (!codec->encode(out, frame)) {  // a NaN or an infinity (codec.h)
+    if (writing) {
+      std::string buf, zbuf;
+      return send_in(out, buf, zbuf);
+    }
+    writing = true;
+    struct Done {
+      bool& w;
+      ~Done() { w = false; }
+    } done{writing};
+    send_in(out, frame, zframe);
+  }
+
+  void send_in(const Outgoing& out, std::string& buf, std::string& zbuf) {
+    buf.assign(kFrameHeadroom, '\0');
+    if (!codec->encode(out, buf)) {  // a NaN or an infinity (codec.h)
       peer->undelivered(out, unencodable_error(), unencodable(out));
       return;
     }
-    if (const std::size_t n = frame.size() - kFrameHeadroom; opts.max_send && n > opts.max_send) {
+    if (const std::size_t n = buf.size() - kFrameHeadroom; opts.max_send && n > opts.max_send) {
       // Never written: the other side would refuse it whole (or, for a
       // response, the caller could not tell why it never came).
-      frame.clear();
-      frame.shrink_to_fit();
+      buf.clear();
+      buf.shrink_to_fit();
       const Error why = oversize_error(n, opts.max_send, opts.max_send_name);
       if (out.batch && out.messages.size() > 1)
         peer->undelivered(out, why, past_limit(out, *codec, opts.max_send, why));
@@ -109,12 +125,12 @@ struct Connection::Impl final : FrameHandler {
         peer->undelivered(out, why);
       return;
     }
-    std::string* framed = &frame;
-    if (zstd && frame.size() - kFrameHeadroom > kCompressOver && compressing()) {
+    std::string* framed = &buf;
+    if (zstd && buf.size() - kFrameHeadroom > kCompressOver && compressing()) {
       // Z2: compressed when that is smaller (Compressor::compress).
-      zframe.assign(kFrameHeadroom, '\0');
-      const std::string_view payload(frame.data() + kFrameHeadroom, frame.size() - kFrameHeadroom);
-      if (comp.compress(payload, zframe)) framed = &zframe;
+      zbuf.assign(kFrameHeadroom, '\0');
+      const std::string_view payload(buf.data() + kFrameHeadroom, buf.size() - kFrameHeadroom);
+      if (comp.compress(payload, zbuf)) framed = &zbuf;
     }
     const std::string_view bytes = frame_in_place(opts.framing, *framed);
     if (opts.write) opts.write(bytes);

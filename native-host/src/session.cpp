@@ -15,7 +15,10 @@ namespace weft::host::detail {
 constexpr std::size_t kMaxReadChunk = 1u << 20;
 
 boost::asio::steady_timer::time_point to_time_point(Millis ms) {
-  return boost::asio::steady_timer::time_point(std::chrono::milliseconds(ms));
+  using T = boost::asio::steady_timer::time_point;
+  constexpr Millis kMax = std::chrono::duration_cast<std::chrono::milliseconds>(T::duration::max()).count();
+  if (ms >= kMax) return T::max();
+  return T(std::chrono::milliseconds(ms));
 }
 
 Session::Session(boost::asio::io_context& io, Fd in, std::optional<Fd> out, SessionConfig cfg)

@@ -286,6 +286,37 @@ TEST_CASE("retry is opt-in: a retryable answer (-32003, -32004 with retry_after)
   CHECK(o->attempts == 1);
 }
 
+TEST_CASE("close() fails a retry call waiting out its delay, -32002, and it is never sent again") {
+  for (const bool for_good : {true, false}) {
+    TempDir dir;
+    Running srv(quiet_server());
+    std::atomic<int> sends{0};
+    srv.server.on_peer([&](weft::Peer& p) {
+      p.method("busy", [&](const json&) -> weft::Result<json> {
+        ++sends;
+        return weft::Error(weft::code::kOverloaded, "busy", json{{"retry_after", 5000}});
+      });
+    });
+    REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
+    srv.start();
+
+    boost::asio::io_context io;
+    Client client(io, config("unix:" + dir.path + "/s.sock"));
+    std::optional<Outcome> o;
+    weft::host::CallPolicy retry;
+    retry.retry = true;
+    client.call("busy", std::nullopt, retry, [&](Outcome r) { o = std::move(r); });
+    run_until(io, [&] { return sends.load() == 1; });  // answered -32003: waiting 5 s to send again
+    client.close(for_good);
+    run_until(io, [&] { return o.has_value(); });
+    INFO("close(" << for_good << ")");
+    CHECK(o->status == S::ConnectFailed);
+    CHECK(o->error.code == weft::code::kClosed);
+    CHECK(client.pending() == 0);
+    CHECK(sends.load() == 1);
+  }
+}
+
 TEST_CASE("connecting backs off 100 ms, 200 + rand(50), 400 + rand(100), then fails with -32002") {
   TempDir dir;
   boost::asio::io_context io;

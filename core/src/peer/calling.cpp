@@ -4,6 +4,7 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "cold.h"
@@ -11,6 +12,14 @@
 
 namespace weft {
 namespace detail {
+namespace {
+// now + t, saturating: a timeout far past any clock (INT64_MAX) is a
+// deadline that never comes, not a signed overflow into the past.
+Millis later(Millis now, Millis t) {
+  Millis r;
+  return __builtin_add_overflow(now, t, &r) ? (t > 0 ? std::numeric_limits<Millis>::max() : std::numeric_limits<Millis>::min()) : r;
+}
+}  // namespace
 
 Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
                     Millis now) {
@@ -28,7 +37,7 @@ Id PeerState::track(const std::string& method, CallCallback done, std::optional<
   p->method = method;
   p->has_deadline = timeout.has_value();
   p->timeout = timeout ? *timeout : 0;
-  p->at = timeout ? now + *timeout : 0;
+  p->at = timeout ? later(now, *timeout) : 0;
   p->stream.reset();
   if (timeout) {
     deadlines.push_back(Deadline{p->at, n});
@@ -60,7 +69,7 @@ void PeerState::prune_deadlines() {
 
 void PeerState::restart_deadline(std::int64_t n, Pending& p) {
   if (!p.has_deadline || !opts.clock) return;
-  const Millis at = opts.clock() + p.timeout;
+  const Millis at = later(opts.clock(), p.timeout);
   if (at == p.at) return;
   p.at = at;
   deadlines.push_back(Deadline{at, n});
@@ -240,7 +249,8 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
 bool Peer::cancel(const Id& id) {
   auto self = s_;
   PeerState& s = *self;
-  if (id.kind() != Id::Kind::Int || s.pending.find(id.as_int()) == s.pending.end()) return false;
+  // Closed: every call is settled by close() (nothing more goes out).
+  if (s.closed || id.kind() != Id::Kind::Int || s.pending.find(id.as_int()) == s.pending.end()) return false;
   // LSP $/cancelRequest: the other side may stop work; its answer, if any,
   // will then find no pending call and be dropped with a diagnostic.
   Outgoing o;

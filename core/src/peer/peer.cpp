@@ -222,6 +222,11 @@ WEFT_COLD void fail_own_call(PeerState& s, Invalid& bad) {
   s.settle(bad.id, Error(code::kInternalError, "Invalid response: " + why));
 }
 
+// A closed Peer serves nothing and answers nothing (close()).
+WEFT_COLD void received_after_close(PeerState& s) {
+  s.diag(Diagnostic::Kind::IgnoredMessage, "a message arrived after close(); ignored");
+}
+
 // One message, or one element of batch `batch` (0: none) at `index`.
 void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
   // Every element that will be answered holds the batch open (release_batch).
@@ -253,6 +258,7 @@ void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
 void Peer::receive(Incoming&& in) {
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
+  if (s.closed) return received_after_close(s);
   if (!admit(s, in)) return;
 
   std::uint64_t batch = 0;
@@ -262,7 +268,8 @@ void Peer::receive(Incoming&& in) {
     acc.slots.resize(in.items.size());
     acc.remaining = 1;  // guard: nothing leaves before every element is dispatched
   }
-  for (std::size_t i = 0; i < in.items.size(); ++i) process(s, in.items[i], batch, i);
+  // A handler may close the Peer: what is left of the batch is not served.
+  for (std::size_t i = 0; i < in.items.size() && !s.closed; ++i) process(s, in.items[i], batch, i);
   // Release the guard; if every answer is already in, the batch leaves now.
   if (batch) s.release_batch(batch);
 }
@@ -270,6 +277,7 @@ void Peer::receive(Incoming&& in) {
 void Peer::receive(Item&& item) {
   auto self = s_;  // a handler may destroy the Peer; keep the state alive
   PeerState& s = *self;
+  if (s.closed) return received_after_close(s);
   // admit() for one message that is not in a batch.
   if (filters(s) && ignored(s, item, false)) return report_ignored(s, 1);
   process(s, item, 0, 0);
@@ -278,6 +286,7 @@ void Peer::receive(Item&& item) {
 void Peer::receive_error(const Error& e) {
   // §5: "If there was an error in detecting the id in the Request object
   // (e.g. Parse error/Invalid Request), it MUST be Null."
+  if (s_->closed) return received_after_close(*s_);
   s_->answer(0, 0, Response{Id(), e});
 }
 

@@ -146,7 +146,10 @@ void PeerState::cancel_serving(const Id& id) {
       drop_chunks(*e->out, id);
       if (!(e = find_serving(slot))) continue;
     }
-    if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
+    // Kept until the -32800 has gone: it may hold the request's last Reply,
+    // whose destructor would answer "dropped without a reply" first.
+    auto f = std::move(e->on_cancel);
+    if (f) f();  // may re-enter and reply
     // LSP: "a request that got cancelled still needs to return from the
     // server and send a response back"; the handler's own answer, if it
     // comes later, finds no slot and is dropped.

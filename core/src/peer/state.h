@@ -187,7 +187,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // Answers request `id` with `r` through PeerOptions::send_result when it
   // may (a result, not in a batch, not measured); false: answer it otherwise.
   bool answer_result(std::uint64_t batch, const Id& id, Result<json>& r, std::int64_t started_us) {
-    if (batch != 0 || started_us >= 0 || !r.ok() || !opts.send_result) return false;
+    if (batch != 0 || started_us >= 0 || !r.ok() || !opts.send_result || closed) return false;
     opts.send_result(id, std::move(r.value()));
     return true;
   }
@@ -260,6 +260,7 @@ void PeerState::answer_made(std::uint64_t batch, std::size_t index, Make&& make,
     const std::int64_t spent = opts.clock_us() - started_us;
     metrics = ResponseMetrics{static_cast<std::uint64_t>(spent > 0 ? spent : 0), 0};
   }
+  if (closed) return drop(make());  // a handler closed the Peer: nothing goes out (discard)
   if (batch == 0) {
     Outgoing o = std::move(spare_out);
     o.messages.clear();

@@ -190,7 +190,8 @@ void PeerState::chunk_undelivered(const Id& id, const Error& why) {
     e->cancelled = true;
     drop_chunks(*e->out, id);
     if (!(e = find_serving(slot))) continue;
-    if (auto f = std::move(e->on_cancel)) f();  // may re-enter and reply
+    auto f = std::move(e->on_cancel);  // kept until the answer has gone (cancel_serving)
+    if (f) f();  // may re-enter and reply
     if (find_serving(slot))
       complete(slot, Error(code::kInternalError, "Internal error: a stream chunk could not be sent: " + why.message));
   }

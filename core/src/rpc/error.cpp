@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "weft/weft.h"
 
@@ -64,8 +65,12 @@ std::optional<std::int64_t> retry_delay(const Error& e, int attempt, double jitt
   const std::int64_t base = std::int64_t{100} << (attempt - 1);
   std::int64_t d = base + (attempt > 1 ? static_cast<std::int64_t>(jitter * static_cast<double>(base / 4)) : 0);
   if (e.data && e.data->is_object())
-    if (auto ra = e.data->find("retry_after"); ra != e.data->end() && ra->is_number() && ra->get<double>() > 0)
-      d = std::max(d, static_cast<std::int64_t>(std::ceil(ra->get<double>())));
+    if (auto ra = e.data->find("retry_after"); ra != e.data->end() && ra->is_number() && ra->get<double>() > 0) {
+      // Past what an int64 holds (1e19, a MessagePack infinity) it is the
+      // longest wait there is, not an out-of-range cast (undefined).
+      const double want = std::ceil(ra->get<double>());
+      d = want >= 9.2e18 ? std::numeric_limits<std::int64_t>::max() : std::max(d, static_cast<std::int64_t>(want));
+    }
   return d;
 }
 

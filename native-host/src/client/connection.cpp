@@ -169,6 +169,7 @@ void Client::Impl::closed(Error why, bool was_open, bool retryable) {
   if (closing || for_good) {
     state = for_good ? State::Closed : State::Idle;
     fail_waiting(why);
+    fail_backoff(why);
     auto cbs = std::move(on_shutdown);
     on_shutdown.clear();
     for (auto& f : cbs) f();
@@ -206,6 +207,16 @@ void Client::Impl::fail_waiting(const Error& why) {
     auto it = calls.find(id);
     if (it != calls.end() && it->second.at == At::Queue) settle(id, Outcome::Status::ConnectFailed, {}, why);
   }
+}
+
+// Calls waiting out a retry delay (backoff()): a close ends them as it ends
+// the queue ("pending calls fail with -32002"), rather than leaving them to
+// be sent again on a new connection, or never.
+void Client::Impl::fail_backoff(const Error& why) {
+  std::vector<CallId> ids;
+  for (const auto& [id, c] : calls)
+    if (c.at == At::Backoff) ids.push_back(id);
+  for (CallId id : ids) settle(id, Outcome::Status::ConnectFailed, {}, why);
 }
 
 void Client::Impl::close(bool good, const Error& why) {

@@ -156,6 +156,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   void diagnostic(const Diagnostic& d);
   void closed(Error why, bool was_open, bool retryable);
   void fail_waiting(const Error& why);
+  void fail_backoff(const Error& why);
   void close(bool good, const Error& why);
 };
 
