@@ -106,6 +106,12 @@ function wire(mode) {
   // A second sentinel is answered in a later task, after that frame; round
   // trips in pairs until a pair brings nothing new.
   w.settle = async () => {
+    // A closed peer answers nothing, sentinels included: what it might still
+    // (wrongly) send is on the port within a few tasks.
+    if (w.closed) {
+      for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
+      return;
+    }
     let seen;
     do {
       seen = w.out.length;
@@ -215,7 +221,7 @@ async function runCase(M, mode, file, c) {
           clock.runDue();
           break;
         }
-        case 'close': peer._close(-32002, 'Endpoint closed'); break;
+        case 'close': peer._close(-32002, 'Endpoint closed'); w.closed = true; break;
         case 'settled': {
           await w.settle();
           const sp = s.rest.indexOf(' ');
