@@ -2,9 +2,29 @@
 import * as A from '../dist/weft_abi.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { M, X, desc, lastError, put, status } from './heap.js';
+import { snapshot } from './pack.js';
 import { params } from './wire.js';
 
 const cancelled = () => new RPCError(ErrorCode.RequestCancelled, 'Request cancelled');
+
+/** -32800, its cause the signal's reason (index.d.ts RPCError.cause). */
+export function abortError(signal) {
+  const e = cancelled();
+  e.cause = signal.reason;
+  return e;
+}
+
+/** Method name `m` as a string; a TypeError, before anything is held or sent, if String() throws. */
+export function methodName(m) {
+  if (typeof m === 'string') return m;
+  try { return String(m); } catch (e) { throw new TypeError(`method name: String() threw: ${e?.message ?? e}`, { cause: e }); }
+}
+
+// Params of a call made before the core loaded, as they are now: the core
+// reads them once loaded. Arrays and plain objects are copied (pack.js
+// snapshot()); any other value is kept, for the transport to send as it
+// sends any (JSON text, structured clone, the object itself).
+export const queuedParams = (p) => snapshot(p, (v) => v);
 
 /**
  * ep.batch(entries, {timeout, signal, onMetrics}): entries are {method,
@@ -20,7 +40,7 @@ export function batch(ep, entries, options) {
   const t = ep._timeoutArg(opts.timeout);
   const items = entries.map((e) => {
     // A notification's rec only settles its promise.
-    const item = { e, rec: null, p: null, call: !e.notification };
+    const item = { method: methodName(e.method), params: e.params, rec: null, p: null, call: !e.notification };
     item.p = new Promise((resolve, reject) => {
       const own = typeof e.onMetrics === 'function' ? e.onMetrics : null;
       item.rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
@@ -29,10 +49,17 @@ export function batch(ep, entries, options) {
     return item;
   });
   // As request(): an aborted signal sends nothing and rejects every call.
-  if (signal?.aborted) for (const it of items) it.rec.reject(cancelled());
+  if (signal?.aborted) for (const it of items) it.rec.reject(abortError(signal));
   else if (ep.closedError && (ep.queue || !ep.h)) for (const it of items) it.rec.reject(ep.closedError);
-  else if (ep.queue) ep.queue.push(['b', items, t, ep.callNow()]);
-  else sendBatch(ep, items, t, ep.callNow());
+  else if (ep.queue) {
+    for (const it of items) it.params = queuedParams(it.params);
+    ep.queue.push(['b', items, t, ep.callNow()]);
+    // Aborted before the load: rejected at once, as request(); sendBatch() sends nothing.
+    if (signal) {
+      items.onAbort = () => { for (const it of items) it.rec.reject(abortError(signal)); };
+      signal.addEventListener('abort', items.onAbort, { once: true });
+    }
+  } else sendBatch(ep, items, t, ep.callNow());
   return items.map((it) => it.p);
 }
 
@@ -44,13 +71,14 @@ export function sendBatch(ep, items, timeout, t) {
     return;
   }
   const signal = items[0]?.rec.signal;
-  if (signal?.aborted) { for (const it of items) it.rec.reject(cancelled()); return; }
+  if (items.onAbort) signal.removeEventListener('abort', items.onAbort);
+  if (signal?.aborted) { for (const it of items) it.rec.reject(abortError(signal)); return; }
   const base = desc(items.length * A.B_SIZE);
   let at = 0;
   items.forEach((it, i) => {
-    const p = it.e.params;
+    const p = it.params;
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(ep.out, p);
-    const n = put(String(it.e.method), at);
+    const n = put(it.method, at);
     it.token = it.call ? ep._token(it.rec) : -1;
     const F = M.HEAPF64;
     const d = base + i * A.B_SIZE;

@@ -11,8 +11,7 @@
 // in a record — sent (outgoing.js) or discarded — where it is released.
 // The serving side (handlers and their answers) is serving.js.
 import * as A from '../dist/weft_abi.js';
-import { batch, sendBatch } from './batch.js';
-import { cancelled } from './context.js';
+import { abortError, batch, methodName, queuedParams, sendBatch } from './batch.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
@@ -98,7 +97,8 @@ export class Endpoint {
         case 'n': this.notify(op[1], op[2]); break;
         case 'b': sendBatch(this, op[1], op[2], op[3]); break;
         case 'r': this._receive(op[1]); break;
-        case 'x': this._close(op[1], op[2]); break;
+        // The transport closed before the core loaded (_close).
+        case 'x': X._weft_close(this.h, op[1], put(op[2])); break;
       }
     }
   }
@@ -220,6 +220,7 @@ export class Endpoint {
     return new Promise((resolve, reject) => {
       this._signal(signal);  // a bad option rejects, nothing sent
       const t = this._timeoutArg(options?.timeout);
+      method = methodName(method);
       const onProgress = typeof options?.onProgress === 'function' ? options.onProgress : null;
       const onMetrics = typeof options?.onMetrics === 'function' ? options.onMetrics : null;
       const rec = { resolve, reject, id: 0, done: false, signal, onAbort: null, group: null, sendError: null,
@@ -227,11 +228,11 @@ export class Endpoint {
           : options.progressResetsTimeout ? A.PROGRESS_RESETS : A.PROGRESS_ASK, onMetrics, metrics: null };
       if (stream) stream.rec = rec;
       if (this.closedError && (this.queue || !this.h)) return reject(this.closedError);
-      if (signal?.aborted) return reject(cancelled());
+      if (signal?.aborted) return reject(abortError(signal));
       if (this.queue) {
-        this.queue.push(['c', rec, method, params, t, this.callNow()]);
+        this.queue.push(['c', rec, method, queuedParams(params), t, this.callNow()]);
         if (signal) {
-          rec.onAbort = () => { rec.done = true; reject(cancelled()); };
+          rec.onAbort = () => { rec.done = true; reject(abortError(signal)); };
           signal.addEventListener('abort', rec.onAbort, { once: true });
         }
         return;
@@ -257,7 +258,7 @@ export class Endpoint {
     if (!this.h) return rec.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
     const token = this._token(rec);
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
-    const mlen = put(typeof method === 'string' ? method : String(method));
+    const mlen = put(method);  // a string (_request)
     const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
       rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
     if (id === 0) {
@@ -320,10 +321,11 @@ export class Endpoint {
 
   notify(method, p) {
     if (this.destroyed) return;
-    if (this.queue) { this.queue.push(['n', method, p]); return; }
+    const name = methodName(method);  // before anything is held
+    if (this.queue) { this.queue.push(['n', name, queuedParams(p)]); return; }
     if (!this.h) return;
     const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
-    const mlen = put(typeof method === 'string' ? method : String(method));
+    const mlen = put(name);
     if (!X._weft_notify(this.h, mlen, kind, arg)) this._diag('NotifyFailed', lastError().message);
   }
 
@@ -352,9 +354,11 @@ export class Endpoint {
   // -- lifetime -------------------------------------------------------------------
   _close(code, message) {
     if (this.queue) {
-      this.closedError = new RPCError(code, message);
-      this._fail(this.closedError);
-      this.queue = [];
+      // Before the load: what is queued fails now, and _init closes the core,
+      // so that later calls fail at once too.
+      if (this.closedError) return;
+      this._fail(new RPCError(code, message));
+      this.queue.push(['x', code, message]);
       return;
     }
     if (!this.h || this.closedError) return;

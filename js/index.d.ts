@@ -367,17 +367,17 @@ export interface EndpointStats {
 declare class Endpoint<Remote = any, Local = any> {
   /** Resolves once the WebAssembly core is loaded (calls before that are queued). */
   readonly ready: Promise<void>;
-  /** Calls `method`; resolves with its result, rejects with an `RPCError` (a TypeError or RangeError for bad options). */
+  /** Calls `method`; resolves with its result, rejects with an `RPCError` (a TypeError or RangeError for bad options, a TypeError for a method name String() throws on). */
   request<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
   /** Calls a method of the `Remote` map, its params and result typed by it. */
   request<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
-  /** Sends a notification (no answer, no promise). */
+  /** Sends a notification (no answer, no promise); throws a TypeError for a method name String() throws on. */
   notify(method: UntypedName<Remote>, params?: Params): void;
   /** Sends a notification of the `Remote` map. */
   notify<K extends TypedName<Remote>>(method: K, ...args: ParamsArg<Member<Remote, K>>): void;
   /** A streamed call: the chunks the handler writes, as they arrive, with flow control. */
   stream<T = unknown>(method: UntypedName<Remote> | TypedName<Remote>, params?: Params, options?: StreamOptions): ChunkStream<T>;
-  /** Sends one JSON-RPC batch; one promise per entry, in order. */
+  /** Sends one JSON-RPC batch; one promise per entry, in order. Throws (a TypeError), sending nothing, for bad options or a method name String() throws on. */
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
   /**
    * Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad

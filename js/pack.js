@@ -27,6 +27,15 @@
 // around it are still delivered, in order. Without a handler: console.warn.
 // destroy() flushes what is queued (synchronously, before detaching); after
 // destroy() send() posts directly, unpacked.
+//
+// Snapshot. A message posted at once is cloned at once; a queued one is
+// copied when queued (snapshot()), or the flush would send what its params,
+// result or data hold by then (a params object reused in the same turn).
+// Plain objects and arrays are copied in JS, as structured clone copies them
+// (structuredClone() costs ~10x more for a small message); other objects,
+// and what lies deeper than DEPTH (cycles), by structuredClone(). A message
+// the copy throws on (a function, a throwing getter) is queued as it is: its
+// flush fails and reports it as above.
 
 import { isTuple, tuplePayload } from './tuples.js';
 
@@ -52,6 +61,43 @@ const PACK_MAX = 32;
 // the rest of the call's bookkeeping.)
 const BULKY = 8192;
 
+const DEPTH = 16;
+const OBJECT = Object.prototype;
+const ARRAY = Array.prototype;
+const clone = (v) => structuredClone(v);  // where there is none, v is kept
+// An object, or what structured clone refuses (copy() throws).
+const deep = (x) => (typeof x === 'object' ? x !== null : typeof x === 'function' || typeof x === 'symbol');
+const copy = (v, d, other) => {
+  if (typeof v !== 'object') throw new TypeError('not cloneable');
+  if (d > DEPTH) return other(v);
+  const p = Object.getPrototypeOf(v);
+  if (p === ARRAY && Array.isArray(v)) {
+    // slice() keeps holes, and a packed array packed: V8 clones a holey
+    // array as a sparse one, several times slower.
+    const a = ARRAY.slice.call(v);
+    for (let i = 0; i < a.length; i++) if (deep(a[i])) a[i] = copy(a[i], d + 1, other);
+    return a;
+  }
+  if (p !== OBJECT && p !== null) return other(v);
+  const o = { ...v };  // own enumerable members, getters read once
+  for (const k in o) {
+    if (!deep(o[k])) continue;
+    // Assigning "__proto__" would set the prototype.
+    if (k === '__proto__') Object.defineProperty(o, k, { value: copy(o[k], d + 1, other), writable: true, enumerable: true, configurable: true });
+    else o[k] = copy(o[k], d + 1, other);
+  }
+  return o;
+};
+
+/**
+ * `v` copied (see "Snapshot"), or `v` when that throws. `other(x)` copies
+ * what is neither an array nor a plain object, or lies deeper than DEPTH.
+ */
+export function snapshot(v, other) {
+  if (typeof v !== 'object' || v === null) return v;
+  try { return copy(v, 0, other); } catch { return v; }
+}
+
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values
 // (a cheap guess: small calls must not pay for a full walk).
 let budget = 0;
@@ -72,7 +118,7 @@ function bulky(m) {
   if (typeof p !== 'object' && typeof p !== 'string') return false;
   budget = 32;
   size = 0;
-  walk(p, 0);
+  try { walk(p, 0); } catch { return false; }  // a getter threw: the flush reports it
   return size > BULKY;
 }
 
@@ -117,7 +163,8 @@ export function createPacker(post, mode, onTuples) {
   let peerTuples = false;  // the other side announced it reads tuples
   let closed = false;
   let sendError = null;
-  let queue = [];
+  let queue = [];  // snapshots of the messages queued,
+  let given = [];  // and the messages send() got (for onSendError)
   let scheduled = false;
   let delivering = 0;  // in unpack() (it flushes after): 1 a message, 2 a frame
 
@@ -131,8 +178,8 @@ export function createPacker(post, mode, onTuples) {
     scheduled = false;
     flushNow();
   };
-  const postOne = (m) => {
-    try { post(m); } catch (e) { report(m, e); }
+  const postOne = (m, sent = m) => {
+    try { post(m); } catch (e) { report(sent, e); }
   };
   // What is queued: one message as is (the array stays ours and is reused),
   // two or more as one frame. The frame's array is handed over: postMessage
@@ -143,14 +190,16 @@ export function createPacker(post, mode, onTuples) {
     const n = q.length;
     if (n === 0) return;
     if (n === 1) {
-      postOne(q.pop());
+      postOne(q.pop(), given.pop());
       return;
     }
+    const g = given;
     queue = [];
+    given = [];
     try {
       post({ [PACK_KEY]: q });
     } catch {
-      for (let i = 0; i < n; i++) postOne(q[i]);
+      for (let i = 0; i < n; i++) postOne(q[i], g[i]);
     }
   };
 
@@ -181,7 +230,8 @@ export function createPacker(post, mode, onTuples) {
         post(msg);  // throws like the unpacked path: the endpoint handles it
         return;
       }
-      queue.push(msg);
+      queue.push(snapshot(msg, clone));
+      given.push(msg);
       if (queue.length >= PACK_MAX) {
         flushNow();
       } else if (!scheduled && !delivering) { scheduled = true; resolved.then(flush); }

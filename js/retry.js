@@ -1,9 +1,12 @@
 // Opt-in retry of idempotent calls (request(..., { retry: true })). Which
 // errors are retryable and how long to wait is the core's one rule
 // (weft::retry_delay, docs/protocol.md); this only waits and calls again.
+import { abortError } from './batch.js';
 import { RPCError } from './errors.js';
 import { X } from './heap.js';
-import { cancelled } from './context.js';
+
+// setTimeout's longest delay (js/timer.js: a longer one fires at once).
+const MAX_DELAY = 2 ** 31 - 1;
 
 export async function requestWithRetry(ep, method, params, options) {
   const signal = options.signal;
@@ -15,9 +18,21 @@ export async function requestWithRetry(ep, method, params, options) {
       const ra = typeof e.data?.retry_after === 'number' ? e.data.retry_after : -1;
       const delay = X._weft_retry_delay(e.code, attempt, ra, Math.random());
       if (delay < 0) throw e;
+      // The whole delay, however long (docs/protocol.md "Retryable errors"), in steps.
+      const clock = ep.clock;
+      const until = clock.now() + delay;
       await new Promise((resolve, reject) => {
-        const onAbort = () => { ep.clock.clearTimeout(t); reject(cancelled()); };
-        const t = ep.clock.setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, delay);
+        let t;
+        const onAbort = () => { clock.clearTimeout(t); reject(abortError(signal)); };
+        const wait = (ms) => {
+          t = clock.setTimeout(() => {
+            const left = until - clock.now();
+            if (left > 0 && ms === MAX_DELAY) return wait(Math.min(MAX_DELAY, Math.ceil(left)));
+            signal?.removeEventListener('abort', onAbort);
+            resolve();
+          }, ms);
+        };
+        wait(Math.min(MAX_DELAY, delay));
         signal?.addEventListener('abort', onAbort, { once: true });
       });
     }

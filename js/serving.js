@@ -44,25 +44,34 @@ export function dispatch(ep, fn, token, params) {
     return A.DISPATCH_DONE;
   }
   const ctx = new ServeContext(ep, entry.name, token);
-  let r;
+  let r, then;
   try {
     r = entry.handler(params, ctx);
+    // A thenable as `await` takes it: `then` read once; a throw is the handler's.
+    if (r !== null && typeof r === 'object') then = r.then;
   } catch (e) {
     const t = ctx.token;
     ctx._done();
     replyError(ep, t, e);
     return A.DISPATCH_DONE;
   }
-  if (r !== null && typeof r === 'object' && typeof r.then === 'function') {
+  if (typeof then === 'function') {
     const t = ctx.token;
     ep.serving[t] = ctx;
-    r.then((v) => { if (ep.serving[t] === ctx) { ctx._done(); reply(ep, t, v); } },
-      (e) => { if (ep.serving[t] === ctx) { ctx._done(); replyError(ep, t, e); } });
+    const ok = (v) => { if (ep.serving[t] === ctx) { ctx._done(); reply(ep, t, v); } };
+    const fail = (e) => { if (ep.serving[t] === ctx) { ctx._done(); replyError(ep, t, e); } };
+    // Any then() but a promise's runs in a promise's executor: a throw
+    // rejects (unless it resolved first), and the answer comes later, never
+    // under this dispatch.
+    if (then !== promiseThen) new Promise((resolve, reject) => then.call(r, resolve, reject)).then(ok, fail);
+    else try { then.call(r, ok, fail); } catch (e) { Promise.reject(e).catch(fail); }  // not a promise after all
     return A.DISPATCH_LATER;
   }
   ctx._done();
   return ep.out.hold(r === undefined ? null : r);
 }
+
+const promiseThen = Promise.prototype.then;
 
 // The answer's payload handle goes to the core, which sends or discards it.
 function reply(ep, token, v) {
