@@ -32,10 +32,12 @@
 // copied when queued (snapshot()), or the flush would send what its params,
 // result or data hold by then (a params object reused in the same turn).
 // Plain objects and arrays are copied in JS, as structured clone copies them
-// (structuredClone() costs ~10x more for a small message); other objects,
-// and what lies deeper than DEPTH (cycles), by structuredClone(). A message
-// the copy throws on (a function, a throwing getter) is queued as it is: its
-// flush fails and reports it as above.
+// (structuredClone() costs ~10x more for a small message), other objects by
+// structuredClone(); a value reached twice is copied twice, as JSON text
+// would carry it, and a message of many objects (or a cycle) is
+// structured-cloned whole. A message the copy throws on (a function, a
+// throwing getter) is queued as it is: its flush fails and reports it as
+// above.
 
 import { isTuple, tuplePayload } from './tuples.js';
 
@@ -61,21 +63,27 @@ const PACK_MAX = 32;
 // the rest of the call's bookkeeping.)
 const BULKY = 8192;
 
-const DEPTH = 16;
 const OBJECT = Object.prototype;
 const ARRAY = Array.prototype;
 const clone = (v) => structuredClone(v);  // where there is none, v is kept
 // An object, or what structured clone refuses (copy() throws).
 const deep = (x) => (typeof x === 'object' ? x !== null : typeof x === 'function' || typeof x === 'symbol');
-const copy = (v, d, other) => {
+// The copy walks paths, not objects: a value reached twice is copied twice.
+// Past BUDGET objects (a shared value reached by very many paths, a cycle)
+// the whole message is structured-cloned instead, which keeps sharing and
+// cycles and takes one pass over the objects.
+const BUDGET = 1024;
+const OVER = new Error('over budget');
+let left = 0;
+const copy = (v, other) => {
   if (typeof v !== 'object') throw new TypeError('not cloneable');
-  if (d > DEPTH) return other(v);
+  if (--left < 0) throw OVER;
   const p = Object.getPrototypeOf(v);
   if (p === ARRAY && Array.isArray(v)) {
     // slice() keeps holes, and a packed array packed: V8 clones a holey
     // array as a sparse one, several times slower.
     const a = ARRAY.slice.call(v);
-    for (let i = 0; i < a.length; i++) if (deep(a[i])) a[i] = copy(a[i], d + 1, other);
+    for (let i = 0; i < a.length; i++) if (deep(a[i])) a[i] = copy(a[i], other);
     return a;
   }
   if (p !== OBJECT && p !== null) return other(v);
@@ -83,19 +91,29 @@ const copy = (v, d, other) => {
   for (const k in o) {
     if (!deep(o[k])) continue;
     // Assigning "__proto__" would set the prototype.
-    if (k === '__proto__') Object.defineProperty(o, k, { value: copy(o[k], d + 1, other), writable: true, enumerable: true, configurable: true });
-    else o[k] = copy(o[k], d + 1, other);
+    if (k === '__proto__') Object.defineProperty(o, k, { value: copy(o[k], other), writable: true, enumerable: true, configurable: true });
+    else o[k] = copy(o[k], other);
   }
   return o;
 };
 
 /**
  * `v` copied (see "Snapshot"), or `v` when that throws. `other(x)` copies
- * what is neither an array nor a plain object, or lies deeper than DEPTH.
+ * what is neither an array nor a plain object, and a whole message past
+ * BUDGET objects.
  */
 export function snapshot(v, other) {
   if (typeof v !== 'object' || v === null) return v;
-  try { return copy(v, 0, other); } catch { return v; }
+  const outer = left;  // a getter read by the copy may send: its own snapshot
+  left = BUDGET;
+  try {
+    return copy(v, other);
+  } catch (e) {
+    if (e !== OVER) return v;
+    try { return other(v); } catch { return v; }
+  } finally {
+    left = outer;
+  }
 }
 
 // Whether `m`'s payload is bulky, looking at no more than a few dozen values

@@ -110,3 +110,18 @@ TEST_CASE("a Connection's write may send again: each write gets its own bytes in
   CHECK(writes[0].size() > 5000);
   CHECK(writes[0].find("\"method\":\"log\"") != std::string::npos);
 }
+
+TEST_CASE("a Connection's write may destroy the Connection: nothing of it is touched after", "[close]") {
+  std::unique_ptr<Connection> conn;
+  int writes = 0;
+  ConnectionOptions co;
+  co.framing = Framing::Ndjson;
+  co.write = [&](std::string_view) {
+    ++writes;
+    conn.reset();  // a host tearing down on a write error
+  };
+  conn = std::make_unique<Connection>(co);
+  REQUIRE(conn->peer().notify("bye", std::nullopt).ok());
+  CHECK(writes == 1);
+  CHECK_FALSE(conn);
+}

@@ -116,19 +116,25 @@ TEST_CASE("retry_delay: exponential backoff with jitter, at most 5 attempts, ret
   CHECK(retryable(Error(code::kUnavailable, "u")));
 }
 
-TEST_CASE("a batch of more calls than this side's max_batch is refused before anything is sent", "[limits]") {
+TEST_CASE("a batch of more calls than twice this side's max_batch is refused before anything is sent", "[limits]") {
   PeerLimits l;
   l.max_batch = 2;
   Clocked c(l);
-  std::vector<BatchEntry> three;
-  for (int i = 0; i < 3; ++i) three.push_back(BatchEntry{"ping", std::nullopt, [](Result<json>) {}, {}});
-  auto r = c.peer->batch(std::move(three), {}, 0);
+  auto calls = [](int n) {
+    std::vector<BatchEntry> v;
+    for (int i = 0; i < n; ++i) v.push_back(BatchEntry{"ping", std::nullopt, [](Result<json>) {}, {}});
+    return v;
+  };
+  auto r = c.peer->batch(calls(5), {}, 0);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == code::kInvalidRequest);
   CHECK(r.error().message ==
-        "Invalid Request: a batch of 3 calls exceeds this side's max_batch of 2, so its answers could not be received");
+        "Invalid Request: a batch of 5 calls exceeds twice this side's max_batch of 2, so its answers could not be received");
   CHECK(c.sent.empty());
   CHECK(c.peer->pending() == 0);
+  // Up to twice the limit the answers are taken (check_batch keeps responses).
+  CHECK(c.peer->batch(calls(4), {}, 0).ok());
+  CHECK(c.peer->pending() == 4);
 }
 
 TEST_CASE("responses in a batch longer than max_batch still settle their calls; its calls are refused", "[limits]") {

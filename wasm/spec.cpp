@@ -71,10 +71,6 @@ std::string read(const json& j, ParamSpec& s) {
         Param q;
         std::string why = read_param(e, join({"params[", std::to_string(i++), "]"}), q);
         if (!why.empty()) return why;
-        // As the core's detail::spec_problem, which guards specs made in C++:
-        // said here, when registering, so that method() can throw.
-        for (const Param& p : s.params)
-          if (p.name == q.name) return join({"params[", std::to_string(i - 1), "]: \"", q.name, "\" is declared twice"});
         s.params.push_back(std::move(q));
       }
     } else if (key == "byPosition" || key == "byName" || key == "allowExtra") {
@@ -92,6 +88,9 @@ std::string read(const json& j, ParamSpec& s) {
 Result<ParamSpec> read_spec(const json& j) {
   ParamSpec s;
   std::string why = read(j, s);
+  // The core would register it refusing every call: said now, so that
+  // method() throws.
+  if (why.empty()) why = weft::detail::spec_problem(s);
   if (!why.empty()) return Error(code::kInvalidParams, join({"ParamSpec: ", why}));
   return s;
 }

@@ -63,6 +63,7 @@ struct Connection::Impl final : FrameHandler {
   bool zstd = false;
   std::string zframe, plain;
   bool writing = false;  // in send(): `frame`/`zframe` hold the bytes out
+  bool* gone_ = nullptr;  // the innermost send's "destroyed meanwhile" flag
 
   // Z1: only length-prefixed frames carry binary payloads as they are:
   // NDJSON cannot hold one, and LSP declares its payload to be JSON text.
@@ -94,17 +95,29 @@ struct Connection::Impl final : FrameHandler {
   // just to put a header in front of it. A send from inside `write` (which
   // may re-enter the Peer: peer.h) gets buffers of its own, as the reused
   // ones hold the bytes being written.
+  // `write` may also destroy the Connection: `gone` (chained through the
+  // sends under way, set by ~Impl) says so, and nothing of it is touched then.
   void send(const Outgoing& out) {
+    bool gone = false;
+    bool* const outer = gone_;
+    gone_ = &gone;
     if (writing) {
       std::string buf, zbuf;
-      return send_in(out, buf, zbuf);
+      send_in(out, buf, zbuf);
+    } else {
+      writing = true;
+      send_in(out, frame, zframe);
+      if (!gone) writing = false;
     }
-    writing = true;
-    struct Done {
-      bool& w;
-      ~Done() { w = false; }
-    } done{writing};
-    send_in(out, frame, zframe);
+    if (gone) {
+      if (outer) *outer = true;
+      return;
+    }
+    gone_ = outer;
+  }
+
+  ~Impl() override {
+    if (gone_) *gone_ = true;
   }
 
   void send_in(const Outgoing& out, std::string& buf, std::string& zbuf) {

@@ -22,7 +22,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,12 +37,6 @@ namespace weft::host::detail {
 // past what the timer can hold is its latest time point, not an overflow.
 boost::asio::steady_timer::time_point to_time_point(Millis ms);
 
-// now + t, saturating: a timeout far past any clock (INT64_MAX) is a
-// deadline that never comes, not a signed overflow into the past.
-inline Millis later(Millis now, Millis t) {
-  Millis r;
-  return __builtin_add_overflow(now, t, &r) ? (t > 0 ? std::numeric_limits<Millis>::max() : std::numeric_limits<Millis>::min()) : r;
-}
 
 struct SessionConfig {
   ConnectionOptions conn;      // write is set by the session

@@ -115,21 +115,21 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (2026-11-28: the glue, 26 files, 33,469 gzipped as one and 41,920 file by
-// file; weft.wasm 138,377; weft_module.js 6,639; weft_abi.js 1,133), so
+// (2026-11-28: the glue, 26 files, 33,668 gzipped as one and 42,129 file by
+// file; weft.wasm 138,353; weft_module.js 6,639; weft_abi.js 1,133), so
 // that growing past one is a decision: raise it here in a commit whose
 // message gives the reason (the last: the core's answers to malformed
 // answers, over-limit batches, unsendable chunks, a closed Peer and
 // re-entrant sends, +3.7 KB wasm; the glue's call lifecycle — a queued
 // message copied when queued, a handler's thenable taken as await takes it,
 // a transport closed before the load, a method name String() refuses, the
-// abort reason as cause, a retry_after past setTimeout's range — +1.9 KB).
+// abort reason as cause, a retry_after past setTimeout's range — +2.1 KB).
 // Splitting a file costs both: its own header comment and imports as one,
 // and a gzip header and dictionary per file file by file (endpoint.js into
 // outgoing.js and serving.js: +384 as one, +1,116 file by file).
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 33500,
-  'JS glue, js/**/*.js gzipped file by file': 41950,
+  'JS glue, js/**/*.js gzipped as one': 33700,
+  'JS glue, js/**/*.js gzipped file by file': 42200,
   'dist/weft.wasm': 138600,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1150,

@@ -11,6 +11,7 @@ import { Peer, RPCError, ErrorCode, portTransport, ready } from '../../js/index.
 import { inColdRealm } from '../support/cold-realm.mjs';
 import { until } from '../support/until.mjs';
 import { plain } from '../support/wire.mjs';
+import { snapshot } from '../../js/pack.js';
 
 const T = { timeout: 15000 };
 const KEY = 'weft/pack';
@@ -360,4 +361,24 @@ test('retry: a retry_after longer than setTimeout can wait (2^31-1 ms) is waited
     assert.equal(attempts, 2);
     assert.deepEqual(counts(client), zero);
   } finally { close(); }
+});
+
+test('a queued message of many objects or with a cycle is structured-cloned whole: sharing and cycles kept, the work bounded', { timeout: 30000 }, () => {
+  const sc = (v) => structuredClone(v);
+  const cyc = { n: 1 };
+  cyc.self = cyc;
+  const c = snapshot([1n, 'note', cyc], sc);
+  assert.equal(c[2].self, c[2]);
+  assert.notEqual(c[2], cyc);
+  // A value shared by 2^22 paths: copied path by path it would take minutes (the test's timeout).
+  let d = { leaf: 1 };
+  for (let i = 0; i < 22; i++) d = { l: d, r: d };
+  const dc = snapshot([1n, 'note', d], sc);
+  assert.equal(dc[2].l, dc[2].r);
+  assert.notEqual(dc[2], d);
+  // A small message: copied in JS, a shared value copied twice, as JSON text carries it.
+  const shared = { x: 1 };
+  const s = snapshot([1n, 'note', { a: shared, b: shared }], sc);
+  assert.deepEqual(s[2], { a: { x: 1 }, b: { x: 1 } });
+  assert.notEqual(s[2].a, shared);
 });

@@ -166,6 +166,6 @@ test('a ParamSpec that declares a name twice is refused when registered, with a 
   const p = new Peer(portTransport(port1));
   try {
     assert.throws(() => p.method('twice', () => 1, { params: [{ name: 'a', type: 'number' }, { name: 'a', type: 'string' }] }),
-      (e) => e instanceof TypeError && /params\[1\]: "a" is declared twice/.test(e.message));
+      (e) => e instanceof TypeError && /ParamSpec: parameter "a" is declared twice/.test(e.message));
   } finally { p.destroy(); port2.close(); }
 });

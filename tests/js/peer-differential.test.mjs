@@ -16,14 +16,15 @@
 // JSON type, and unknown methods. Not compared, because json-rpc-2.0 does not
 // follow the specification there (weft's answers to them are checked against
 // the native build in differential.test.mjs): malformed requests, params that
-// are not structured (§4.2), the empty batch (§6: one -32600 error). Two
-// normalisations, both for json-rpc-2.0's sake: its server answers a batch
+// are not structured (§4.2), the empty batch (§6: one -32600 error). Three
+// normalisations, all for json-rpc-2.0's sake: its server answers a batch
 // with one response as that bare response (§6: "an Array containing the
 // corresponding Response objects"), which its transport wraps here; its
 // errors leave out a `data` that is null (§5.1: data is "a Primitive or
 // Structured value", so weft keeps null), so a null data counts as none; and
 // the message of -32601 is the library's own text (§5.1 lets it be any
-// string), so only its code is compared.
+// string), so only its code is compared (the handlers never throw -32601
+// themselves: failParams() avoids it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
@@ -76,7 +77,8 @@ function params(r) {
 }
 function failParams(r) {
   const code = r.chance(0.2) ? r.pick([-32000, -32099, -32603, -1, 0, 1, 2147483647, -2147483648]) : randInt(r);
-  const p = { code: Math.max(-2147483648, Math.min(2147483647, code)), message: randString(r) };
+  const clamped = Math.max(-2147483648, Math.min(2147483647, code));
+  const p = { code: clamped === METHOD_NOT_FOUND ? -32602 : clamped, message: randString(r) };
   const data = randData(r);
   if (data !== undefined) p.data = data;
   return p;

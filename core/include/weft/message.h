@@ -306,10 +306,11 @@ Item classify_non_object(const json& v);
 // in it (a request, or an invalid call whose id could be read) is answered
 // -32600 with its own id, and the caller's calls settle at once instead of
 // waiting on an id-null error that no call can claim (docs/protocol.md); its
-// notifications, responses and other invalid elements go unanswered. A batch
-// holding no call, or longer than twice `max_batch` (refusing each of its
-// calls would cost more than serving a batch within the limit), is one
-// Invalid with id null.
+// notifications and other invalid elements go unanswered, and its responses
+// are kept (they answer calls this side made). A batch holding no call nor
+// response, or longer than twice `max_batch` (refusing each of its calls
+// would cost more than serving a batch within the limit), is one Invalid
+// with id null.
 void check_batch(Incoming& in, std::size_t n, std::size_t max_batch);
 // Whether a batch of `n` elements is too long to refuse call by call.
 bool batch_past_answering(std::size_t n, std::size_t max_batch);

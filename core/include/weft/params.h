@@ -35,4 +35,11 @@ struct ParamSpec {
   bool allow_extra = false;
 };
 
+namespace detail {
+// What makes `spec` unusable, or empty: a parameter name declared twice (by
+// name, a member could not say which one it is). Peer::method registers such
+// a method refusing every call -32603; the JS binding refuses it at once.
+std::string spec_problem(const ParamSpec& spec);
+}  // namespace detail
+
 }  // namespace weft

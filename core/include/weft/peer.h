@@ -260,11 +260,13 @@ struct DrainNotice {
 };
 
 // Which side of the conversation a Peer takes (JSON-RPC 2.0 §3: "Client",
-// "Server"). A Client ignores incoming requests and notifications, a Server
-// ignores incoming responses; both silently (IgnoredMessage diagnostic), as
-// a channel shared by several endpoints needs. A Server's own calls, which
-// could never be answered, are refused (kInvalidRequest); its notifications
-// go out. A Peer takes everything.
+// "Server"). A Client answers nothing: it ignores incoming requests,
+// notifications and messages it cannot read (a malformed answer to one of
+// its calls still fails that call); a Server ignores incoming responses;
+// both silently (IgnoredMessage diagnostic), as a channel shared by several
+// endpoints needs. A Server's own calls, which could never be answered, are
+// refused (kInvalidRequest); its notifications go out. A Peer takes
+// everything.
 enum class Role { Peer, Client, Server };
 
 // How a Peer sends, reports, times out and filters.

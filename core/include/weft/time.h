@@ -6,9 +6,20 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace weft {
 
 using Millis = std::int64_t;  // host-supplied monotonic time, milliseconds
+
+namespace detail {
+// now + t, saturating: a timeout far past any clock (INT64_MAX) is a
+// deadline that never comes, not a signed overflow into the past.
+inline Millis later(Millis now, Millis t) {
+  Millis r;
+  if (!__builtin_add_overflow(now, t, &r)) return r;
+  return t > 0 ? std::numeric_limits<Millis>::max() : std::numeric_limits<Millis>::min();
+}
+}  // namespace detail
 
 }  // namespace weft

@@ -4,7 +4,6 @@
 #include "weft/peer.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 #include "cold.h"
@@ -12,15 +11,6 @@
 
 namespace weft {
 namespace detail {
-namespace {
-// now + t, saturating: a timeout far past any clock (INT64_MAX) is a
-// deadline that never comes, not a signed overflow into the past.
-Millis later(Millis now, Millis t) {
-  Millis r;
-  return __builtin_add_overflow(now, t, &r) ? (t > 0 ? std::numeric_limits<Millis>::max() : std::numeric_limits<Millis>::min()) : r;
-}
-}  // namespace
-
 Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
                     Millis now) {
   const std::int64_t n = next_id++;
@@ -215,11 +205,11 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
   // Notifications alone go out as notify()'s do (docs/protocol.md, "Roles").
   if (calls > 0)
     if (auto refused = s.refuse_call()) return *refused;
-  // The answers come back as one batch as long, which this side would refuse
-  // past its own max_batch (check_batch): refused now rather than lost.
-  if (calls > s.opts.limits.max_batch)
+  // The answers come back as one batch as long, which this side drops whole
+  // past twice its own max_batch (check_batch): refused now rather than lost.
+  if (batch_past_answering(calls, s.opts.limits.max_batch))
     return Error(code::kInvalidRequest, "Invalid Request: a batch of " + std::to_string(calls) +
-                                            " calls exceeds this side's max_batch of " +
+                                            " calls exceeds twice this side's max_batch of " +
                                             std::to_string(s.opts.limits.max_batch) +
                                             ", so its answers could not be received");
   if (s.pending.size() + calls > s.opts.limits.max_pending)
@@ -302,6 +292,11 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
         again.messages.emplace_back(Response{r->id, Error(e.code, kNotSent)});
       }
     }
+  }
+  if (s.closed) {  // a completion above closed the Peer: nothing more goes out
+    for (Message& m : again.messages)
+      if (auto* r = std::get_if<Response>(&m)) s.drop(std::move(*r));
+    return;
   }
   if (!again.messages.empty()) s.emit(std::move(again));
   for (const Id& id : broken_streams) s.chunk_undelivered(id, why);

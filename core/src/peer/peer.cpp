@@ -287,6 +287,7 @@ void Peer::receive_error(const Error& e) {
   // §5: "If there was an error in detecting the id in the Request object
   // (e.g. Parse error/Invalid Request), it MUST be Null."
   if (s_->closed) return received_after_close(*s_);
+  if (s_->opts.role == Role::Client) return;  // a Client answers nothing (Role)
   s_->answer(0, 0, Response{Id(), e});
 }
 

@@ -6,6 +6,7 @@
 #include "weft/peer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -70,13 +71,22 @@ Notification chunk_message(const Id& id, Chunk&& c) {
 // {"bytes":[0–255…],"subtype":null or an integer} (nlohmann's). It counts as
 // the bytes it stands for: its sender measured the binary value, and the
 // receiver must come to the same size (docs/streams.md, "Binary").
+// A JSON number whose value is an integer (1, 1.0, 1e2, -0), as JavaScript's
+// Number.isInteger has it, within [lo, hi].
+bool integral(const json& e, double lo, double hi) {
+  if (!e.is_number()) return false;
+  const double v = e.get<double>();
+  return std::isfinite(v) && v == std::floor(v) && v >= lo && v <= hi;
+}
+
 bool binary_form(const json& v) {
   if (v.size() != 2) return false;
   const auto b = v.find("bytes");
   const auto t = v.find("subtype");
-  if (b == v.end() || t == v.end() || !b->is_array() || !(t->is_null() || t->is_number_integer())) return false;
+  if (b == v.end() || t == v.end() || !b->is_array()) return false;
+  if (!t->is_null() && !integral(*t, -HUGE_VAL, HUGE_VAL)) return false;
   for (const json& e : *b)
-    if (!e.is_number_unsigned() || e.get_ref<const json::number_unsigned_t&>() > 255) return false;
+    if (!integral(e, 0, 255)) return false;
   return true;
 }
 

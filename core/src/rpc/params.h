@@ -19,8 +19,4 @@ using PlaceholderType = std::optional<ParamType> (*)(const json&);
 Result<json> check_params(const ParamSpec& spec, std::optional<json>& params,
                           PlaceholderType placeholder_type = nullptr);
 
-// What makes `spec` unusable, or empty: a parameter name declared twice
-// (by-name params could not say which one a member is).
-std::string spec_problem(const ParamSpec& spec);
-
 }  // namespace weft::detail

@@ -42,7 +42,7 @@ CallId Client::Impl::call(std::string method, std::optional<json> params, CallPo
   c.done = std::move(done);
   if (auto t = policy.timeout ? policy.timeout : cfg.default_timeout) {
     c.timeout = *t;
-    c.deadline = detail::later(now_ms(), *t);
+    c.deadline = weft::detail::later(now_ms(), *t);
     wakeups.insert({*c.deadline, id});
   }
   calls.emplace(id, std::move(c));
@@ -150,7 +150,7 @@ bool Client::Impl::backoff(CallId id, const Error& e) {
   if (!delay) return false;
   if (cfg.verbose) log(c.method + ": " + e.message + "; sending again in " + std::to_string(*delay) + " ms");
   c.at = At::Backoff;
-  c.retry_at = detail::later(now_ms(), *delay);
+  c.retry_at = weft::detail::later(now_ms(), *delay);
   wakeups.insert({*c.retry_at, id});
   rearm();
   return true;

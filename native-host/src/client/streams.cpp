@@ -8,7 +8,6 @@
 #include <boost/asio/post.hpp>
 
 #include "client/impl.h"
-#include "session.h"  // later
 #include "weft/host/server.h"  // now_ms
 
 namespace weft::host {
@@ -115,7 +114,7 @@ bool Client::Impl::pause(CallId id, bool paused) {
 void Client::Impl::restart_deadline(CallId id, Call& c) {
   if (!c.deadline) return;
   wakeups.erase({*c.deadline, id});
-  c.deadline = detail::later(now_ms(), c.timeout);
+  c.deadline = weft::detail::later(now_ms(), c.timeout);
   wakeups.insert({*c.deadline, id});
   rearm();
 }
