@@ -21,6 +21,19 @@ Pair served(Handshake server_side) {
     if (server) o.handshake = server_side;
   });
 }
+// The answer of `p`'s server to a raw rpc.handshake request carrying `params`.
+Result<json> raw_handshake(Pair& p, const json& params) {
+  std::optional<Result<json>> got;
+  p.client->call("rpc.handshake", params, [&](Result<json> r) { got = std::move(r); }, {}, 0);
+  p.run();
+  REQUIRE(got);
+  return std::move(*got);
+}
+// The same, sent to a server offering 1.0.
+Result<json> raw_handshake(const json& params) {
+  Pair p = served(offer("1.0", {}));
+  return raw_handshake(p, params);
+}
 }  // namespace
 
 TEST_CASE("rpc.handshake agrees on the capabilities both sides have, with limits and session", "[handshake]") {
@@ -54,37 +67,26 @@ TEST_CASE("a different major version is refused with -32006", "[handshake]") {
 }
 
 TEST_CASE("a malformed handshake is -32602 naming the member", "[handshake]") {
-  Pair p = served(offer("1.0", {}));
-  std::optional<Result<json>> got;
-  p.client->call("rpc.handshake", json{{"version", 1}}, [&](Result<json> r) { got = std::move(r); }, {}, 0);
-  p.run();
-  REQUIRE(got);
-  CHECK(got->error().code == code::kInvalidParams);
-  CHECK(got->error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
+  const Result<json> got = raw_handshake(json{{"version", 1}});
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.error().code == code::kInvalidParams);
+  CHECK(got.error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
 }
 
 TEST_CASE("a version not of the form major.minor is -32602", "[handshake]") {
   // "1" has no minor part and "01.0" a leading zero: neither is read as 1.0.
   for (const char* v : {"1", "01.0", "1.00", "1.", ".0", "1.0.0", "1.x", "+1.0", " 1.0"}) {
-    Pair p = served(offer("1.0", {}));
-    std::optional<Result<json>> got;
-    p.client->call("rpc.handshake", json{{"version", v}}, [&](Result<json> r) { got = std::move(r); }, {}, 0);
-    p.run();
     INFO(v);
-    REQUIRE(got);
-    REQUIRE_FALSE(got->ok());
-    CHECK(got->error().code == code::kInvalidParams);
-    CHECK(got->error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
+    const Result<json> got = raw_handshake(json{{"version", v}});
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.error().code == code::kInvalidParams);
+    CHECK(got.error().message == R"(Invalid params: rpc.handshake: "version" must be a string "major.minor")");
   }
   for (const char* v : {"1.0", "1.10", "10.0", "1.999999"}) {
-    Pair p = served(offer("1.0", {}));
-    std::optional<Result<json>> got;
-    p.client->call("rpc.handshake", json{{"version", v}}, [&](Result<json> r) { got = std::move(r); }, {}, 0);
-    p.run();
     INFO(v);
-    REQUIRE(got);
-    if (std::string(v) == "10.0") CHECK(got->error().code == code::kVersionMismatch);
-    else CHECK(got->ok());
+    const Result<json> got = raw_handshake(json{{"version", v}});
+    if (std::string(v) == "10.0") CHECK(got.error().code == code::kVersionMismatch);
+    else CHECK(got.ok());
   }
 }
 
@@ -95,15 +97,12 @@ TEST_CASE("limits that are not an object and a session that is not a string are 
       {json{{"version", "1.0"}, {"session", 7}}, R"(Invalid params: rpc.handshake: "session" must be a string)"},
   };
   for (const auto& [params, message] : cases) {
-    Pair p = served(offer("1.0", {}));
-    std::optional<Result<json>> got;
-    p.client->call("rpc.handshake", params, [&](Result<json> r) { got = std::move(r); }, {}, 0);
-    p.run();
     INFO(params.dump());
-    REQUIRE(got);
-    REQUIRE_FALSE(got->ok());
-    CHECK(got->error().code == code::kInvalidParams);
-    CHECK(got->error().message == message);
+    Pair p = served(offer("1.0", {}));
+    const Result<json> got = raw_handshake(p, params);
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.error().code == code::kInvalidParams);
+    CHECK(got.error().message == message);
     CHECK_FALSE(p.server->agreed());
   }
 }
@@ -207,14 +206,9 @@ TEST_CASE("compression: an answer naming an algorithm the caller did not offer i
 }
 
 TEST_CASE("a malformed compression member is -32602 naming it", "[handshake][compression]") {
-  Pair p = served(offer("1.0", {}));
-  std::optional<Result<json>> got;
-  p.client->call("rpc.handshake", json{{"version", "1.0"}, {"compression_preference", "zstd"}},
-                 [&](Result<json> r) { got = std::move(r); }, {}, 0);
-  p.run();
-  REQUIRE(got);
-  REQUIRE_FALSE(got->ok());
-  CHECK(got->error().code == code::kInvalidParams);
-  CHECK(got->error().message ==
+  const Result<json> got = raw_handshake(json{{"version", "1.0"}, {"compression_preference", "zstd"}});
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.error().code == code::kInvalidParams);
+  CHECK(got.error().message ==
         R"(Invalid params: rpc.handshake: "compression_preference" must be an array of strings)");
 }

@@ -27,11 +27,10 @@ TEST_CASE("10,000 calls in flight on one connection are each answered exactly on
   TempDir dir;
   Running srv(quiet_server());
   srv.server.on_peer([](weft::Peer& p) { weft::register_demo_methods(p); });
-  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-  srv.start();
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
 
   boost::asio::io_context io;
-  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  Client client(io, config(address));
   constexpr int kCalls = 10000;
   std::vector<int> answers(kCalls, 0);
   std::vector<json> results(kCalls);
@@ -129,11 +128,10 @@ TEST_CASE("requests and notifications from the server are served by the client's
     p.notification("seen", [&](const json&) { ++notes; });
     p.method("notes", [&](const json&) -> weft::Result<json> { return json(notes.load()); });
   });
-  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-  srv.start();
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
 
   boost::asio::io_context io;
-  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  Client client(io, config(address));
   std::vector<json> progress;
   client.method("whoami", [](const json& p) -> weft::Result<json> {
     return json("client, asked by " + p[0].get<std::string>());
@@ -163,11 +161,10 @@ TEST_CASE("cancel settles the call with -32800 at once and sends $/cancelRequest
     });
     p.method("cancelled", [&](const json&) -> weft::Result<json> { return json(cancelled.load()); });
   });
-  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-  srv.start();
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
 
   boost::asio::io_context io;
-  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  Client client(io, config(address));
   std::optional<Outcome> waited, count;
   int settled = 0;
   auto id = client.call("wait", std::nullopt, {}, [&](Outcome o) {
@@ -197,12 +194,11 @@ TEST_CASE("a timeout fails the call with -32001 and cancels it on the server") {
     });
     p.method("cancelled", [&](const json&) -> weft::Result<json> { return json(cancelled.load()); });
   });
-  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-  srv.start();
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
 
   boost::asio::io_context io;
   std::vector<std::string> logged;
-  ClientConfig cfg = config("unix:" + dir.path + "/s.sock");
+  ClientConfig cfg = config(address);
   cfg.log = [&](std::string_view line) { logged.emplace_back(line); };
   Client client(io, cfg);
   std::optional<Outcome> waited, count;
@@ -247,11 +243,10 @@ TEST_CASE("retry is opt-in: a retryable answer (-32003, -32004 with retry_after)
       return json("done");
     });
   });
-  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-  srv.start();
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
 
   boost::asio::io_context io;
-  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  Client client(io, config(address));
   std::optional<Outcome> o;
   weft::host::CallPolicy retry;
   retry.retry = true;
@@ -297,11 +292,10 @@ TEST_CASE("close() fails a retry call waiting out its delay, -32002, and it is n
         return weft::Error(weft::code::kOverloaded, "busy", json{{"retry_after", 5000}});
       });
     });
-    REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-    srv.start();
+    const std::string address = srv.serve_unix(dir.path + "/s.sock");
 
     boost::asio::io_context io;
-    Client client(io, config("unix:" + dir.path + "/s.sock"));
+    Client client(io, config(address));
     std::optional<Outcome> o;
     weft::host::CallPolicy retry;
     retry.retry = true;
@@ -376,10 +370,9 @@ TEST_CASE("async_call takes any Asio completion token (here: a C++20 coroutine)"
   TempDir dir;
   Running srv(quiet_server());
   srv.server.on_peer([](weft::Peer& p) { weft::register_demo_methods(p); });
-  REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-  srv.start();
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
   boost::asio::io_context io;
-  Client client(io, config("unix:" + dir.path + "/s.sock"));
+  Client client(io, config(address));
   std::optional<json> sum;
   // (Built outside the coroutine: GCC 12 cannot keep an initializer_list in a coroutine frame.)
   const json numbers = json::array({1, 2, 3});

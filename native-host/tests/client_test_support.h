@@ -40,6 +40,12 @@ struct Running {
   void start() {
     thread = std::thread([this] { server.run(); });
   }
+  // Listens on the Unix socket `path`, starts, and returns its address.
+  std::string serve_unix(const std::string& path) {
+    REQUIRE(server.listen_unix(path));
+    start();
+    return "unix:" + path;
+  }
   void stop() {
     boost::asio::post(server.context(), [this] { server.stop(); });
     if (thread.joinable()) thread.join();

@@ -41,9 +41,7 @@ struct BytesServer {
                  return json{{"in_flight", peer->in_flight()}, {"pending", peer->pending()}};
                }));
     });
-    address = "unix:" + dir.path + "/s.sock";
-    REQUIRE(srv.server.listen_unix(dir.path + "/s.sock"));
-    srv.start();
+    address = srv.serve_unix(dir.path + "/s.sock");
   }
   ClientConfig config(weft::CodecKind codec = weft::CodecKind::MessagePack) const {
     ClientConfig c = client_test::config(address);

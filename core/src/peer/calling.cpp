@@ -11,6 +11,7 @@
 
 namespace weft {
 namespace detail {
+
 Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
                     Millis now) {
   const std::int64_t n = next_id++;

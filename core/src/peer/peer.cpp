@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "peer/state.h"
+#include "rpc/invalid.h"
 #include "rpc/params.h"
 
 namespace weft {
@@ -216,10 +217,8 @@ WEFT_COLD void answer_invalid(PeerState& s, Invalid& bad, std::uint64_t batch, s
 // the call fails now with what was wrong rather than at its timeout, though
 // its answer came.
 WEFT_COLD void fail_own_call(PeerState& s, Invalid& bad) {
-  std::string why = bad.error.message;
-  if (const std::string_view p = "Invalid Request: "; why.compare(0, p.size(), p) == 0) why.erase(0, p.size());
   s.diag(Diagnostic::Kind::InvalidResponse, bad.error.message);
-  s.settle(bad.id, Error(code::kInternalError, "Invalid response: " + why));
+  s.settle(bad.id, Error(code::kInternalError, "Invalid response: " + std::string(detail::rule_of(bad))));
 }
 
 // A closed Peer serves nothing and answers nothing (close()).

@@ -13,4 +13,9 @@ namespace weft::detail {
 // is wrong, appended to `what` ("…, got a string"); Absent: none.
 WEFT_COLD Invalid invalid(Id id, std::string_view what, bool reply = true, MemberKind got = MemberKind::Absent);
 
+// The rule `bad` broke, as invalid() wrote it after its "Invalid Request: "
+// prefix: for a malformed answer, which is not a request, to be reported
+// under a name of its own ("Invalid response: …").
+std::string_view rule_of(const Invalid& bad);
+
 }  // namespace weft::detail

@@ -45,15 +45,26 @@ const char* kind_name(MemberKind k) {
   return "an invalid value";
 }
 
+namespace {
+constexpr std::string_view kInvalidRequest = "Invalid Request: ";
+}  // namespace
+
 // See invalid.h.
 Invalid detail::invalid(Id id, std::string_view what, bool reply, MemberKind got) {
-  std::string m = "Invalid Request: ";
+  std::string m(kInvalidRequest);
   m += what;
   if (got != MemberKind::Absent) {
     m += ", got ";
     m += kind_name(got);
   }
   return Invalid{std::move(id), Error(code::kInvalidRequest, std::move(m)), reply};
+}
+
+// See invalid.h. Every Invalid is made by invalid() above.
+std::string_view detail::rule_of(const Invalid& bad) {
+  std::string_view m = bad.error.message;
+  if (m.substr(0, kInvalidRequest.size()) == kInvalidRequest) m.remove_prefix(kInvalidRequest.size());
+  return m;
 }
 
 namespace {
