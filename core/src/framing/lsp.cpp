@@ -23,9 +23,11 @@
 //    and the body is skipped by counting it down, never buffered.
 //  * Header block (all bytes up to and including the empty line) longer than
 //    max_header → -32700 + resync.
-//  * Resync after a malformed header: discard bytes up to and including the
-//    next "\r\n\r\n" (counting the CRLF that ended the bad line), then start a
-//    new frame. The length is unknown, so there is nothing better to skip to.
+//  * Resync after a malformed header (L8): discard bytes up to and including
+//    the next "\r\n\r\n" (counting the CRLF that ended the bad line): the
+//    rest of the bad block. Its body's length is unknown, and a peer writes
+//    the next frame right after a body, so then discard up to the next
+//    "Content-Length:" (any case) and start a new frame there.
 //  * Unknown headers are ignored.
 #include <algorithm>
 #include <cstring>
@@ -122,6 +124,17 @@ bool content_type_ok(std::string_view v) {
   }
 }
 
+// What a resync seeks (L8), lower case; matched in any case.
+constexpr std::string_view kLength = "content-length:";
+
+// Progress through kLength after byte `c`: how many of its bytes now match.
+// Its one 'c' is its first byte, so a mismatch restarts at 0, or at 1 on a 'c'.
+std::size_t seek_step(std::size_t m, char c) {
+  c = lower(c);
+  if (c == kLength[m]) return m + 1;
+  return c == kLength[0] ? 1 : 0;
+}
+
 // Progress through "\r\n\r\n": 0 nothing, 1 "\r", 2 "\r\n", 3 "\r\n\r", 4 found.
 int crlf_step(int m, char c) {
   if (c == '\r') return m == 2 ? 3 : 1;
@@ -133,7 +146,8 @@ class LspDecoder final : public DecoderBase {
  public:
   using DecoderBase::DecoderBase;
   Framing framing() const override { return Framing::Lsp; }
-  bool idle() const override { return state_ == State::Idle; }
+  // Seeking the next frame after a resync is between frames: not timed.
+  bool idle() const override { return state_ == State::Idle || state_ == State::Seek; }
   std::size_t memory_footprint() const override { return line_.capacity() + body_.capacity(); }
 
   void feed(std::string_view bytes, Millis now, FrameHandler& h) override {
@@ -184,7 +198,20 @@ class LspDecoder final : public DecoderBase {
           break;
         case State::Resync:
           while (p < n && match_ != 4) match_ = crlf_step(match_, d[p++]);
-          if (match_ == 4) state_ = State::Idle;
+          if (match_ == 4) {
+            state_ = State::Seek;
+            seek_ = 0;
+          }
+          break;
+        case State::Seek:
+          while (p < n && seek_ < kLength.size()) seek_ = seek_step(seek_, d[p++]);
+          if (seek_ == kLength.size()) {
+            begin_frame(base + p - kLength.size(), now);
+            start_block();
+            line_.assign(kLength);
+            head_bytes_ = kLength.size();
+            state_ = State::Head;
+          }
           break;
       }
     }
@@ -199,7 +226,7 @@ class LspDecoder final : public DecoderBase {
     } else if (state_ == State::Body) {
       msg = body_eof(body_.size(), need_);
     }
-    // Skip / Resync: this frame was already reported; one error per frame.
+    // Skip / Resync / Seek: this frame was already reported; one error per frame.
     reset();
     if (!msg.empty()) report(h, code::kParseError, std::move(msg), offset_);
   }
@@ -214,7 +241,7 @@ class LspDecoder final : public DecoderBase {
   }
 
  private:
-  enum class State { Idle, Head, Body, Skip, Resync };
+  enum class State { Idle, Head, Body, Skip, Resync, Seek };
 
   void start_block() {
     head_bytes_ = 0;
@@ -306,7 +333,10 @@ class LspDecoder final : public DecoderBase {
     malformed("header block exceeds max_header (" + std::to_string(limits_.max_header) +
                   " bytes)",
               at, m, h);
-    if (m == 4) state_ = State::Idle;
+    if (m == 4) {
+      state_ = State::Seek;
+      seek_ = 0;
+    }
   }
 
   State state_ = State::Idle;
@@ -317,8 +347,10 @@ class LspDecoder final : public DecoderBase {
   std::uint64_t length_ = 0;
   bool bad_type_ = false;
   std::string line_;  // partial header line carried between chunks (<= max_header)
-  // Resync: progress of the "\r\n\r\n" match (body and skip are DecoderBase's).
+  // Resync: progress of the "\r\n\r\n" match; Seek: of kLength (body and
+  // skip are DecoderBase's).
   int match_ = 0;
+  std::size_t seek_ = 0;
 };
 
 }  // namespace
