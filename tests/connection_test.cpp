@@ -340,6 +340,41 @@ TEST_CASE("an answer over max_send: in a batch only the largest results are answ
   }
 }
 
+TEST_CASE("a batch's answers over max_send go as several arrays that each fit, every call answered whole",
+          "[connection][limits]") {
+  for (CodecKind c : kCodecs) {
+    INFO(codec_name(c));
+    std::vector<std::string> frames;
+    ConnectionOptions o;
+    o.framing = Framing::Len32Be;
+    o.codec = c;
+    o.max_send = 1000;
+    o.max_send_name = "max_response";
+    o.write = [&](std::string_view b) { frames.emplace_back(b); };
+    o.diagnostic = [](const Diagnostic&) {};
+    Connection server(std::move(o));
+    // Each answer is ~90 bytes: replaced by a -32603 naming the limit, it
+    // would be longer, and 200 of them fit in no single array.
+    server.peer().method("echo", SyncHandler([](const json& p) -> Result<json> { return p; }));
+    End client(Framing::Len32Be, c);
+    std::vector<std::string> got(200);
+    std::vector<BatchEntry> b;
+    for (int i = 0; i < 200; ++i)
+      b.push_back({"echo", json::array({std::string(40, 'a' + i % 26)}),
+                   [&got, i](Result<json> r) { got[i] = r ? r->dump() : r.error().message; }});
+    REQUIRE(client.conn->peer().batch(std::move(b), {}, 0).ok());
+    server.feed(client.take(), 0);
+    REQUIRE(frames.size() > 1);
+    std::string wire;
+    for (const std::string& f : frames) {
+      CHECK(f.size() <= 1000 + 4);  // and its length prefix
+      wire += f;
+    }
+    client.conn->feed(wire, 0);
+    for (int i = 0; i < 200; ++i) CHECK(got[i] == json::array({std::string(40, 'a' + i % 26)}).dump());
+  }
+}
+
 TEST_CASE("an error answer over max_send goes once more with a short message; the call is answered", "[connection][limits]") {
   std::string wire;
   ConnectionOptions o;

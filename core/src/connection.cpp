@@ -45,6 +45,37 @@ std::vector<bool> past_limit(const Outgoing& out, const Codec& codec, std::size_
   return failed;
 }
 
+// A batch of answers over `max` bytes encoded, as consecutive arrays that
+// each fit: every call still gets its answer, whole. §6 asks for one array,
+// but a client pairs answers with its calls by id, not by array; replacing
+// results with errors instead loses them, and need not even fit (an error
+// can be longer than the result it replaces). An answer too large alone is
+// an array of its own, refused as a single answer is (Peer::undelivered).
+std::vector<Outgoing> split_answers(const Outgoing& out, const Codec& codec, std::size_t max) {
+  std::vector<Outgoing> groups;
+  std::size_t used = 0;
+  std::string text;
+  for (const Message& m : out.messages) {
+    Outgoing one;
+    one.messages.push_back(m);
+    text.clear();
+    (void)codec.encode(one, text);        // encodable: the whole batch was
+    const std::size_t n = text.size() + 1;  // and a comma (or a bracket)
+    if (groups.empty() || used + n + 1 > max) {
+      groups.emplace_back().batch = true;
+      used = 1;  // the opening bracket
+    }
+    groups.back().messages.push_back(m);
+    used += n;
+  }
+  return groups;
+}
+
+bool answers_only(const Outgoing& out) {
+  return std::all_of(out.messages.begin(), out.messages.end(),
+                     [](const Message& m) { return std::holds_alternative<Response>(m); });
+}
+
 }  // namespace
 
 struct Connection::Impl final : FrameHandler {
@@ -132,10 +163,20 @@ struct Connection::Impl final : FrameHandler {
       buf.clear();
       buf.shrink_to_fit();
       const Error why = oversize_error(n, opts.max_send, opts.max_send_name);
-      if (out.batch && out.messages.size() > 1)
+      std::vector<Outgoing> groups;
+      if (out.batch && out.messages.size() > 1 && answers_only(out))
+        groups = split_answers(out, *codec, opts.max_send);
+      if (groups.size() > 1) {  // one group: its measure disagrees with the encoder
+        bool* const gone = gone_;  // outlives `this` (send())
+        for (const Outgoing& group : groups) {
+          send(group);
+          if (*gone) return;
+        }
+      } else if (out.batch && out.messages.size() > 1) {
         peer->undelivered(out, why, past_limit(out, *codec, opts.max_send, why));
-      else
+      } else {
         peer->undelivered(out, why);
+      }
       return;
     }
     std::string* framed = &buf;
