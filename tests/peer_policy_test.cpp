@@ -226,6 +226,36 @@ TEST_CASE("ignore_foreign ignores values without jsonrpc 2.0 unless mixed into a
   }
 }
 
+TEST_CASE("an empty array is foreign: ignored where ignore_foreign is set and by a client, else -32600", "[policy]") {
+  // The binding hands the core a batch with no elements; a decoder, the text.
+  auto empty_batch = [] {
+    Incoming in;
+    in.batch = true;
+    return in;
+  };
+  const std::string answer =
+      R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: empty batch array"},"id":null})";
+  SECTION("ignore_foreign = true") {
+    PolicyLoop l([](PeerOptions& o) { o.ignore_foreign = true; });
+    l.in("[]");
+    l.peer->receive(empty_batch());
+    CHECK(l.sent.empty());
+    CHECK(l.count(Diagnostic::Kind::IgnoredMessage) == 2);
+  }
+  SECTION("Role::Client") {
+    PolicyLoop l([](PeerOptions& o) { o.role = Role::Client; });
+    l.in("[]");
+    l.peer->receive(empty_batch());
+    CHECK(l.sent.empty());
+  }
+  SECTION("default: §6, a single Response with id null") {
+    PolicyLoop l;
+    l.in("[]");
+    l.peer->receive(empty_batch());
+    CHECK(l.sent == std::vector<std::string>{answer, answer});
+  }
+}
+
 // ---- 3. Cancellation -------------------------------------------------------------
 
 TEST_CASE("$/cancelRequest answers -32800 at once and a later reply is discarded", "[policy]") {

@@ -172,6 +172,24 @@ TEST_CASE("a request whose caller opened no stream cannot write chunks", "[strea
   for (const auto& t : p.from_server) CHECK(t.find("$/weft/chunk") == std::string::npos);
 }
 
+TEST_CASE("opens whose requests never come do not stop later streams: past max_in_flight the oldest goes",
+          "[stream][limits]") {
+  PeerLimits limits;
+  limits.max_in_flight = 4;
+  Pair p(limits);
+  serve_count(*p.server);
+  // A caller whose requests were refused before they were read (too large
+  // for their frame) or could not be sent at all: only the opens arrived.
+  for (int id = 100; id < 110; ++id)
+    p.server->receive(Item{Notification{"$/weft/open", json{{"id", id}, {"credit", 8}}}});
+  Consumer c;
+  REQUIRE(p.client->stream("count", json{{"n", 3}}, c.options(8), c.callback(), {}, 0).ok());
+  p.run();
+  REQUIRE(c.done);
+  REQUIRE(c.done->ok());
+  CHECK(c.chunks.size() == 3);
+}
+
 TEST_CASE("a chunk beyond the granted credit fails the call with -32600 and cancels it", "[stream][rules]") {
   weft::test::Loop l;
   Consumer c;

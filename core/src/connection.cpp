@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -190,12 +191,13 @@ struct Connection::Impl final : FrameHandler {
     if (opts.write) opts.write(bytes);
   }
 
-  void report(const Error& e, std::uint64_t offset) {
-    if (opts.diagnostic)
-      opts.diagnostic(Diagnostic{Diagnostic::Kind::BadFrame,
-                                 e.message + " (code " + std::to_string(e.code) + ", byte " +
-                                     std::to_string(offset) + ")",
-                                 e});
+  // `offset`: the stream offset of the byte that revealed a frame error; none
+  // for a payload the codec refused (the decoder alone knows where it lay).
+  void report(const Error& e, std::optional<std::uint64_t> offset) {
+    if (!opts.diagnostic) return;
+    std::string where = " (code " + std::to_string(e.code);
+    if (offset) where += ", byte " + std::to_string(*offset);
+    opts.diagnostic(Diagnostic{Diagnostic::Kind::BadFrame, e.message + where + ")", e});
   }
 
   // §5: a request that could not be parsed is answered with id null — up to
@@ -249,7 +251,7 @@ struct Connection::Impl final : FrameHandler {
   }
 
   void undecodable(const Error& e) {
-    report(e, 0);
+    report(e, std::nullopt);
     answer_error(e);
   }
 

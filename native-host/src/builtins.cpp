@@ -159,15 +159,19 @@ void register_bytes(Peer& peer) {
   spec.params = {Param{"count", ParamType::Integer, true}, Param{"size", ParamType::Integer, true}};
   peer.method(
       "bytes",
-      MethodHandler([](json params, Reply reply, const CallInfo&) {
+      // A chunk over max_stream_chunk would be refused by its write, but only
+      // after its bytes were allocated: refused here, before.
+      MethodHandler([max = peer.limits().max_stream_chunk](json params, Reply reply, const CallInfo&) {
         if (!reply.streaming())
           return reply.error(Error(code::kInvalidRequest,
                                    "Invalid Request: bytes streams its result: call it as a stream "
                                    "(weft call --stream, Client::stream)"));
         const auto count = count_param(params["count"], kMaxBytesCount);
-        const auto size = count_param(params["size"], std::numeric_limits<std::uint32_t>::max());
+        const auto size = count_param(params["size"], max);
         if (!count) return reply.error(Error(code::kInvalidParams, "Invalid params: count must be an integer from 0 to 2^40"));
-        if (!size) return reply.error(Error(code::kInvalidParams, "Invalid params: size must be an integer from 0 to 2^32-1"));
+        if (!size)
+          return reply.error(Error(code::kInvalidParams, "Invalid params: size must be an integer from 0 to " +
+                                                             std::to_string(max) + " (max_stream_chunk)"));
         auto p = std::make_shared<BytesProducer>();
         p->reply = std::move(reply);
         p->count = *count;

@@ -35,6 +35,12 @@ struct BytesServer {
     srv.server.on_peer([](weft::Peer& p) {
       weft::host::register_bytes(p);
       p.method("echo", weft::SyncHandler([](const json& v) -> weft::Result<json> { return v; }));
+      // Writes one chunk of `n` bytes and answers what the write said.
+      p.method("chunk_of", weft::MethodHandler([](json n, weft::Reply reply, const weft::CallInfo&) {
+                 auto w = reply.write(json(std::string(n.at(0).get<std::size_t>(), 'x')));
+                 if (!w) return reply.error(w.error());
+                 reply.ok(json("written"));
+               }));
       weft::Peer* peer = &p;
       p.method("tables", weft::SyncHandler([peer](const json&) -> weft::Result<json> {
                  // This call itself is not counted: a sync handler is not in flight.
@@ -230,13 +236,25 @@ TEST_CASE("a chunk over max_stream_chunk: the writer gets -32600, nothing is sen
   Client client(io, s.config());
   std::size_t got = 0;
   std::optional<Outcome> done;
-  client.stream("bytes", bytes_params(2, 1000u * 1000u + 1), {}, [&](Chunk&&) { ++got; },
+  client.stream("chunk_of", json::array({1000u * 1000u + 1}), {}, [&](Chunk&&) { ++got; },
                 [&](Outcome o) { done = std::move(o); });
   run_until(io, [&] { return done.has_value(); });
   CHECK(done->status == S::RemoteError);
   CHECK(done->error.code == weft::code::kInvalidRequest);
   CHECK_THAT(done->error.message, Catch::Contains("larger than max_stream_chunk (1000000 bytes)"));
   CHECK(got == 0);
+}
+
+TEST_CASE("bytes refuses a size over max_stream_chunk with -32602 before allocating it") {
+  BytesServer s;
+  boost::asio::io_context io;
+  Client client(io, s.config());
+  std::optional<Outcome> done;
+  client.stream("bytes", bytes_params(1, std::uint64_t{1} << 32), {}, [](Chunk&&) {},
+                [&](Outcome o) { done = std::move(o); });
+  run_until(io, [&] { return done.has_value(); });
+  CHECK(done->error.code == weft::code::kInvalidParams);
+  CHECK(done->error.message == "Invalid params: size must be an integer from 0 to 1000000 (max_stream_chunk)");
 }
 
 TEST_CASE("a received chunk over max_stream_chunk fails the stream with -32600") {

@@ -46,13 +46,13 @@ describe('weft call --stream', () => {
     assert.match(e.message, /--stream/);
   });
 
-  test('a chunk over 1 MB: the server refuses to write it, the call fails with -32600', async () => {
+  test('a chunk over 1 MB (max_stream_chunk) is refused before it is made: -32602 naming the limit', async () => {
     const r = await runCli(['call', '--unix', sock, '--stream', 'bytes', '{"count":1,"size":1000001}']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     const e = JSON.parse(r.stderr);
-    assert.equal(e.code, -32600);
-    assert.match(e.message, /larger than max_stream_chunk \(1000000 bytes\)/);
+    assert.equal(e.code, -32602);
+    assert.equal(e.message, 'Invalid params: size must be an integer from 0 to 1000000 (max_stream_chunk)');
   });
 });
 

@@ -396,12 +396,11 @@ export function isJsonRpc(e) {
 /**
  * Whether the JS endpoint ignores this top-level message by its documented
  * rule for postMessage channels (README: only messages with jsonrpc "2.0" are
- * looked at): a value that is not an object with jsonrpc "2.0", or a
- * non-empty batch of such values. The empty batch is JSON-RPC (§6: one
- * -32600) and is compared like everything else.
+ * looked at): a value that is not an object with jsonrpc "2.0", or an array
+ * holding none (the empty array too: PeerOptions::ignore_foreign).
  */
 export function isForeign(msg) {
-  if (Array.isArray(msg)) return msg.length > 0 && !msg.some(isJsonRpc);
+  if (Array.isArray(msg)) return !msg.some(isJsonRpc);
   return !isJsonRpc(msg);
 }
 

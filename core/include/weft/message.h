@@ -171,7 +171,8 @@ struct Invalid {
   Id id;         // the element's id when it was usable, else null (§5)
   Error error;   // -32600 with a message that names the rule broken
   bool reply;    // false for malformed *responses*: answering those could loop
-  // The element has no "jsonrpc":"2.0" (or is not an object at all). On a
+  // The element has no "jsonrpc":"2.0" (or is not an object at all, or is
+  // the empty array, which holds no message). On a
   // channel shared with other traffic (window postMessage) such a value is
   // somebody else's message rather than a broken JSON-RPC one; see
   // PeerOptions::ignore_foreign.

@@ -461,6 +461,7 @@ class Peer {
 
   std::size_t pending() const;    // outgoing calls awaiting a response
   std::size_t in_flight() const;  // incoming requests not yet answered
+  const PeerLimits& limits() const;  // what this Peer enforces (PeerOptions::limits)
 
  private:
   // call() and stream(): `so` null for a plain call. By reference: their

@@ -173,6 +173,8 @@ bool filters(const PeerState& s) { return s.opts.role != Role::Peer || s.opts.ig
 // The role and foreign-message policy, then §6's rules for the array itself.
 // False: nothing is left to process.
 bool admit(PeerState& s, Incoming& in) {
+  // An empty array is one Invalid (§6), which the filters judge like any.
+  if (in.batch && in.items.empty()) check_batch(in, 0, s.opts.limits.max_batch);
   if (filters(s)) {
     if (in.batch && s.opts.ignore_foreign && !in.items.empty() &&
         std::all_of(in.items.begin(), in.items.end(), [](const Item& i) {
@@ -247,6 +249,7 @@ void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
   } else {
     auto& bad = std::get<Invalid>(item);
     if (answers_own_call(s, bad)) return fail_own_call(s, bad);
+    if (!s.openings.empty()) s.openings.erase(bad.id);  // its request will not come
     if (bad.reply) count();
     answer_invalid(s, bad, batch, index);
   }
@@ -326,5 +329,6 @@ void Peer::close(std::optional<Error> reason) {
 bool Peer::closed() const { return s_->closed; }
 std::size_t Peer::pending() const { return s_->pending.size(); }
 std::size_t Peer::in_flight() const { return s_->answering; }
+const PeerLimits& Peer::limits() const { return s_->opts.limits; }
 
 }  // namespace weft

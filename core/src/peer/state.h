@@ -87,6 +87,7 @@ struct Opening {
   std::uint64_t credit = 0;
   bool stream = false;
   bool progress = false;
+  std::uint64_t order = 0;  // arrival: the oldest goes first when they are too many
 };
 
 // An incoming request being served by an async handler.
@@ -155,6 +156,7 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   std::vector<ServingIds::node_type> spare_serving_ids;
   std::unordered_map<std::uint64_t, BatchAcc> batches;
   std::unordered_map<Id, Opening, IdHash> openings;  // $/weft/open awaiting its request
+  std::uint64_t openings_seen = 0;
   // The Outgoing of the last single answer or call, its vector reused by the next
   // (taken out while in use: a send that re-enters the peer gets its own).
   Outgoing spare_out;

@@ -243,12 +243,19 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
       return true;
     }
     // $/weft/open precedes its request; the request picks it up (dispatch).
-    if (openings.size() >= opts.limits.max_in_flight) {
-      diag(Diagnostic::Kind::IgnoredMessage, "too many $/weft/open awaiting their requests; ignored");
-      return true;
+    // One whose request never comes (refused at its frame, unsendable on the
+    // caller's side) would stay: past max_in_flight the oldest goes, so the
+    // table stays bounded and a new stream still opens.
+    if (openings.size() >= opts.limits.max_in_flight && !openings.count(*id)) {
+      auto oldest = std::min_element(openings.begin(), openings.end(), [](const auto& a, const auto& b) {
+        return a.second.order < b.second.order;
+      });
+      diag(Diagnostic::Kind::IgnoredMessage, "too many $/weft/open awaiting their requests; the oldest dropped");
+      openings.erase(oldest);
     }
     // After a handshake, only what was agreed is opened.
     Opening& o = openings[*id];
+    o.order = openings_seen++;
     o.stream = p.contains("credit") && allows("streams");
     o.credit = n;
     o.progress = flag_of(p, "progress") && allows("progress");

@@ -193,7 +193,11 @@ void check_batch(Incoming& in, std::size_t n, std::size_t max_batch) {
   if (n == 0) {
     in.batch = false;
     in.items.clear();
-    in.items.push_back(detail::invalid(Id(), "empty batch array"));
+    Invalid bad = detail::invalid(Id(), "empty batch array");
+    // It holds no JSON-RPC message: on a shared channel, somebody else's
+    // (PeerOptions::ignore_foreign).
+    bad.foreign = true;
+    in.items.push_back(std::move(bad));
     return;
   }
   if (n <= max_batch) return;

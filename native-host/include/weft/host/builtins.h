@@ -30,7 +30,7 @@ void register_sleep(Peer& peer, boost::asio::any_io_executor executor);
 // total N; then answers {"chunks": N, "bytes": N·S}. It writes as fast as
 // the caller's credit allows (Reply::on_writable) and stops at
 // $/cancelRequest. A caller that opened no stream gets -32600; S over
-// PeerLimits::max_stream_chunk gets -32600 from the first write.
+// PeerLimits::max_stream_chunk gets -32602 before anything is allocated.
 void register_bytes(Peer& peer);
 
 // The host library's version (reported by rpc.ping).
