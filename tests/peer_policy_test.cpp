@@ -256,6 +256,17 @@ TEST_CASE("an empty array is foreign: ignored where ignore_foreign is set and by
   }
 }
 
+TEST_CASE("first_id numbers calls from it, so two callers on one channel never share an id", "[policy]") {
+  for (const auto& [first, want] : {std::pair<std::int64_t, int>{1000, 1000}, {0, 1}, {-5, 1}}) {
+    PolicyLoop l([first = first](PeerOptions& o) { o.first_id = first; });
+    REQUIRE(l.peer->call("a", std::nullopt, [](Result<json>) {}, {}, 0).ok());
+    REQUIRE(l.peer->call("b", std::nullopt, [](Result<json>) {}, {}, 0).ok());
+    CHECK(l.sent == std::vector<std::string>{
+                        R"({"jsonrpc":"2.0","method":"a","id":)" + std::to_string(want) + "}",
+                        R"({"jsonrpc":"2.0","method":"b","id":)" + std::to_string(want + 1) + "}"});
+  }
+}
+
 // ---- 3. Cancellation -------------------------------------------------------------
 
 TEST_CASE("$/cancelRequest answers -32800 at once and a later reply is discarded", "[policy]") {

@@ -96,14 +96,19 @@ EMSCRIPTEN_KEEPALIVE double* weft_desc(std::size_t n) { return descriptors(n); }
 
 // A new endpoint: role (abi ROLE_*), whether foreign values are ignored, the
 // default timeout (< 0: none) and limits (0: the core's default; the rate
-// limit's 0: none; max_stream_chunk < 0: the default, 0: none).
+// limit's 0: none; max_stream_chunk < 0: the default, 0: none), the length of
+// a handshake offer in the input buffer, and the first call's id (below 1,
+// or not an integer JavaScript holds exactly: 1).
 EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double default_timeout,
                                      double max_in_flight, double max_pending, double max_batch,
                                      double rate_limit, double rate_window, double max_stream_chunk,
-                                     std::size_t hlen) {
+                                     std::size_t hlen, double first_id) {
   PeerOptions o;
   o.role = static_cast<Role>(role);
   o.ignore_foreign = ignore_foreign != 0;
+  // Ids travel as JavaScript numbers: exact only up to 2^53.
+  if (first_id >= 1 && first_id <= 9007199254740991.0 && first_id == std::floor(first_id))
+    o.first_id = static_cast<std::int64_t>(first_id);
   if (default_timeout >= 0) o.default_timeout = ms_of(default_timeout);
   // size_t is 32 bits here: a count from JavaScript (Infinity, 2^32 and up
   // included) is clamped, never wrapped, and a fraction rounds up.

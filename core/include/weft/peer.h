@@ -274,6 +274,11 @@ struct PeerOptions {
   // Its limits (PeerLimits).
   PeerLimits limits;
   std::optional<Millis> default_timeout;  // for calls without their own; nullopt = none
+  // The id of the first call; each call takes the next. Two callers on one
+  // channel that every endpoint hears (a window's postMessage) must not use
+  // the same ids, or each could take the other's answer: weft-rpc starts
+  // each such endpoint at a random one. At least 1.
+  std::int64_t first_id = 1;
   std::function<void(Outgoing&&)> send;   // required: a message/batch to transmit
   // Optional: the result of a request that is not part of a batch and
   // carries no metrics — what `send` would get as an Outgoing holding one

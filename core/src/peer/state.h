@@ -2,6 +2,7 @@
 // outliving its Peer is inert instead of dangling.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -111,7 +112,7 @@ struct BatchAcc {
 };
 
 struct PeerState : std::enable_shared_from_this<PeerState> {
-  explicit PeerState(PeerOptions o) : opts(std::move(o)) {}
+  explicit PeerState(PeerOptions o) : opts(std::move(o)), next_id(std::max<std::int64_t>(opts.first_id, 1)) {}
 
   PeerOptions opts;
   using Methods = std::unordered_map<std::string, Registered>;
