@@ -140,7 +140,9 @@ export interface StreamOptions extends CallOptions {
 
 /**
  * The chunks of a streamed result, in order (`for await`); `break` cancels
- * the call. Each chunk restarts the call's timeout. Rejects as `result` does.
+ * the call. Each chunk, and each grant of credit, restarts the call's timeout.
+ * Rejects as `result` does: after an abort or the timeout at once, no chunk
+ * delivered after it; after an error answer, once the chunks before it are.
  */
 export interface ChunkStream<T = unknown> extends AsyncIterableIterator<T> {
   /** The handler's final answer. */

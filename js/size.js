@@ -2,7 +2,10 @@
 // values (payloads stay JS values: wasm/payloads.h):
 //  * chunkSize: a stream chunk's value, measured by weft::chunk_size's rule
 //    (weft/peer.h, docs/streams.md "Limits") for PeerLimits::max_stream_chunk;
-//    the core compares it with the limit and refuses (streams.cpp);
+//    the core compares it with the limit and refuses (streams.cpp). Never
+//    below what the receiver measures, on any transport: a value reached
+//    twice counts twice (JSON sends it twice), a cycle (structured clone
+//    only) once; binary counts its bytes, as JSON's {"bytes":[…]} does;
 //  * utf8Length: the bytes of a response's JSON text, for its metrics'
 //    response_size (docs/protocol.md "Metrics"), as an encoder measures it.
 
@@ -27,8 +30,10 @@ export function utf8Length(s, stop = Infinity) {
   return n;
 }
 
-const isBinary = (v) => v instanceof ArrayBuffer || ArrayBuffer.isView(v) ||
-  (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer);
+/** An ArrayBuffer, SharedArrayBuffer, typed array or DataView, of any realm. */
+export const tag = (v) => Object.prototype.toString.call(v).slice(8, -1);
+export const isBinary = (v) => ArrayBuffer.isView(v) || tag(v).endsWith('ArrayBuffer');
+const END = {};  // the last container opened ends here
 
 // The JSON codec's form of binary data, as streams.cpp's binary_form.
 function binaryForm({ bytes: b, subtype: t, ...rest }) {
@@ -41,22 +46,23 @@ function binaryForm({ bytes: b, subtype: t, ...rest }) {
  * weft::chunk_size for a JavaScript value: the bytes of its strings, binary
  * data (ArrayBuffer, typed arrays, DataView, Blob) and object keys, plus 8
  * for every other element, 1 per array element. A Map counts as its keys
- * and values, a Set as its values; a value reached twice (structured clone
- * sends it once) counts once. Counting stops once past `stop`.
+ * and values, a Set as its values, a Date as its JSON too; a value reached
+ * twice counts twice, but not again inside itself. Counting stops once past `stop`.
  */
 export function chunkSize(value, stop = Infinity) {
   let n = 0;
-  const todo = [value];
-  let seen = null;
+  const todo = [value], path = [], open = new Set();
   while (todo.length && n <= stop) {
     const v = todo.pop();
+    if (v === END) { open.delete(path.pop()); continue; }
     if (typeof v === 'string') { n += utf8Length(v, stop - n); continue; }
     if (v === null || typeof v !== 'object') { n += 8; continue; }
     if (isBinary(v)) { n += v.byteLength; continue; }
     if (typeof Blob === 'function' && v instanceof Blob) { n += v.size; continue; }
-    seen ??= new Set();
-    if (seen.has(v)) continue;
-    seen.add(v);
+    if (open.has(v)) continue;
+    open.add(v);
+    path.push(v);
+    todo.push(END);
     if (Array.isArray(v)) {
       n += v.length;
       if (n > stop) break;
@@ -72,6 +78,8 @@ export function chunkSize(value, stop = Infinity) {
     } else if (Array.isArray(v.bytes) && binaryForm(v)) {
       n += v.bytes.length;
     } else {
+      if (v instanceof Number || v instanceof Boolean) n += 8;
+      try { if (typeof v.toJSON === 'function') todo.push(v.toJSON()); } catch { /* JSON cannot send it */ }
       for (const k in v) {
         if (!Object.hasOwn(v, k)) continue;
         n += utf8Length(k) + 1;

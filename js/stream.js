@@ -1,15 +1,19 @@
 // The caller's side of a streamed result (docs/streams.md): an async
 // iterator over the chunks, holding at most `highWaterMark` of them. Credit
 // is granted as the consumer takes chunks, so the sender never has more in
-// flight than the consumer has room for, whatever its speed.
+// flight than the consumer has room for, whatever its speed: in steps of
+// max(1, hwm/4), the rest at the end of the turn, never left owed (as the
+// native client's). An abort or timeout (always local) drops the buffer.
 import { X } from './heap.js';
 import { cancelled } from './context.js';
+import { ErrorCode } from './errors.js';
 
 export class ChunkStream {
   constructor(ep, highWaterMark) {
     this.ep = ep;
     this.hwm = highWaterMark;
-    this.credit = highWaterMark;  // granted and not yet received
+    this.owed = 0;                // taken, not granted back yet
+    this.posted = false;          // a grant is due at the end of the turn
     this.buf = [];
     this.rec = null;              // the call record (endpoint.js)
     this.ended = false;
@@ -24,22 +28,30 @@ export class ChunkStream {
   }
   _chunk(v) {
     if (this.returned) return;
-    this.credit--;
     this.buf.push(v);
     this._wake();
   }
   _end() { this.ended = true; this._wake(); }
-  _fail(e) { if (!this.returned) this.error = e; this._end(); }
+  _fail(e) {
+    if (this.rec?.signal?.aborted || e?.code === ErrorCode.Timeout) this.buf.length = 0;
+    if (!this.returned) this.error = e;
+    this._end();
+  }
   _wake() {
     const w = this.wake;
     this.wake = null;
     w?.();
   }
-  // Grants what the consumer has room for once half the window is free.
-  _refill() {
-    const room = this.hwm - this.credit - this.buf.length;
-    if (this.ended || room * 2 < this.hwm || !this.ep.h || !this.rec?.id) return;
-    if (X._weft_grant(this.ep.h, this.rec.id, room)) this.credit += room;
+  _took() {
+    if (++this.owed >= (this.hwm >> 2 || 1)) this._grant();
+    else if (!this.posted) {
+      this.posted = true;
+      setTimeout(() => { this.posted = false; this._grant(); });
+    }
+  }
+  _grant() {
+    const { ep, rec, owed } = this;
+    if (owed && !this.ended && ep.h && rec?.id && X._weft_grant(ep.h, rec.id, owed)) this.owed = 0;
   }
   /**
    * The next chunk. Calls made before the last one settled are answered in
@@ -47,7 +59,8 @@ export class ChunkStream {
    */
   next() {
     const take = () => this._take();
-    const p = this.last === null ? take() : this.last.then(take, take);
+    // Never at once: an abort already settled is seen first.
+    const p = (this.last ?? Promise.resolve()).then(take, take);
     this.last = p;
     return p;
   }
@@ -55,7 +68,7 @@ export class ChunkStream {
     for (;;) {
       if (this.buf.length) {
         const value = this.buf.shift();
-        this._refill();
+        this._took();
         return { value, done: false };
       }
       if (this.error) {

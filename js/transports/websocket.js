@@ -2,13 +2,21 @@
 // Contract: docs/transports.md.
 // Refused as structured clone and the native codecs do: JSON.stringify would
 // drop a function or symbol (a response without "result"), write null, or
-// a lone surrogate weft's parser refuses.
+// a lone surrogate weft's parser refuses, or write as {} (a Map, Blob: any
+// object but a plain one or a boxed primitive). Binary is the JSON codec's
+// {"bytes":[…],"subtype":null}, as natively.
+import { isBinary, tag } from '../size.js';
+
 const lone = /\p{Cs}/u;
 function json(message) {
-  return JSON.stringify(message, (k, v) => {
+  return JSON.stringify(message, function (k, v) {
     if (typeof v === 'function' || typeof v === 'symbol') throw new TypeError(`a ${typeof v} is not JSON`);
     if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError('NaN or Infinity has no JSON representation');
     if (lone.test(k) || typeof v === 'string' && lone.test(v)) throw new TypeError('a lone surrogate is not JSON');
+    const b = this[k];  // before toJSON (a Buffer's)
+    if (b && isBinary(b)) return { bytes: Array.from(new Uint8Array(b.buffer ?? b, b.byteOffset, b.byteLength)), subtype: null };
+    const t = v !== null && typeof v === 'object' && !Array.isArray(v) && tag(v);
+    if (t && !/^(Object|Number|String|Boolean)$/.test(t)) throw new TypeError(`a ${t} is not JSON`);
     return v;
   });
 }

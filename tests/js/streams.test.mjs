@@ -1,6 +1,8 @@
 // Streamed results and progress in weft-rpc (docs/streams.md), over an
 // in-process MessageChannel: chunks in order with the final answer, credit
-// bounding what is in flight, break/abort/timeout cancelling, refusal when no stream
+// bounding what is in flight, break/abort/timeout cancelling (no chunk
+// delivered after an abort; tests/js/stream-flow.test.mjs: the credit's
+// steps, timeouts and binary over WebSocket), refusal when no stream
 // was opened, progress only when asked, transferred buffers, and 1 GiB
 // through a slow consumer with memory and the wasm heap bounded.
 import { test } from 'node:test';
@@ -114,17 +116,25 @@ test('a stream whose timeout passes is cancelled on the other side: the handler 
   } finally { done(); }
 });
 
-test('an AbortSignal cancels a stream: the iteration rejects -32800', T, async () => {
+test('an AbortSignal cancels a stream: no chunk after the abort, though some were buffered; the iteration rejects -32800', T, async () => {
   const { client, server, done } = pair();
   try {
-    serveCount(server);
+    const written = [];
+    serveCount(server, written);
+    server.method('ping', () => 'pong');
     const ac = new AbortController();
-    const s = client.stream('count', { n: 1000 }, { signal: ac.signal, highWaterMark: 2 });
+    const s = client.stream('count', { n: 1000 }, { signal: ac.signal, highWaterMark: 4 });
     const got = [];
     await assert.rejects((async () => {
-      for await (const c of s) { got.push(c); if (c === 3) ac.abort(); }
+      for await (const c of s) {
+        got.push(c);
+        if (c !== 3) continue;
+        while (written.length < 6) await turn();  // chunks 4 and 5 sent…
+        assert.equal(await client.request('ping'), 'pong');  // …and arrived before the answer
+        ac.abort();
+      }
     })(), (e) => e.code === ErrorCode.RequestCancelled);
-    assert.ok(got.length >= 4 && got.length <= 6, `chunks before the abort: ${got.length}`);
+    assert.deepEqual(got, [0, 1, 2, 3]);
   } finally { done(); }
 });
 
