@@ -66,7 +66,10 @@ export class Endpoint {
     this.queue = [];            // operations made before the core loaded
     if (typeof transport?.send !== 'function' || typeof transport.onMessage !== 'function')
       throw new TypeError('expected a transport: { send, onMessage } (docs/transports.md)');
-    transport.onMessage((data) => this._onMessage(data));
+    // The role goes with it: a postMessage transport names it in its pack
+    // announcement, and heeds only what an endpoint it can talk to announced.
+    transport.onMessage((data) => this._onMessage(data),
+      role === A.ROLE_CLIENT ? 'client' : role === A.ROLE_SERVER ? 'server' : 'peer');
     if (typeof transport.onClose === 'function')
       transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
     if (typeof transport.onSendError === 'function')
@@ -82,7 +85,10 @@ export class Endpoint {
     // maxStreamChunk: omitted or 0 the core's default (-1), Infinity none (0).
     const chunk = l.maxStreamChunk === Infinity ? 0 : l.maxStreamChunk > 0 ? l.maxStreamChunk : -1;
     this.h = X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1,
-      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0, chunk, hs);
+      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0, chunk, hs,
+      // A channel other endpoints hear too (a window): ids from a random
+      // start up to 2^40, far below 2^53 where a number stops being exact.
+      this.transport.shared ? 1 + Math.floor(Math.random() * 2 ** 40) : 1);
     if (!this.h) return this._fail(lastError());
     hosts[this.h] = this;
     const q = this.queue;

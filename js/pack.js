@@ -8,7 +8,8 @@
 // order. A frame holds at most PACK_MAX messages, and a bulky message is
 // posted on its own, at once, right after what is queued (see the constants).
 //   pack: 'auto' (default)  plain until the other side proves it unpacks (a
-//                           pack frame or its announcement arrives), then pack;
+//                           pack frame or its announcement arrives, from an
+//                           endpoint this one can talk to), then pack;
 //   pack: true              pack from the start (the peer must be weft);
 //   pack: false             never pack.
 // Order is kept: once packing, every message goes through the queue. Two
@@ -16,6 +17,20 @@
 // foreign peer only ever receives plain JSON-RPC (plus the announcement, a
 // "$/" notification). The announcement's {"tuples": 1} says this end reads
 // tuples (js/tuples.js); onTuples is called when the other side's says so.
+//
+// Whose announcement counts. A window carries every transport on it, so one
+// endpoint hears what another endpoint there is told: a weft server in a
+// frame announces to the parent's weft client, and the parent's weft server
+// (talking to a non-weft client in that frame) hears it too. So the
+// announcement names the sender's role, {"tuples": 1, "role": "server"}
+// ("client", "server" or "peer", given by the endpoint: setRole()), and an
+// endpoint heeds only one from an endpoint it can be talking to: a client
+// ignores a client's, a server a server's; a peer heeds every one, and so
+// does a transport no endpoint named a role to. One without a role (an
+// older weft) is heeded as before. A pack frame switches 'auto' packing on
+// under the same rule, judged by what it holds: a client heeds a frame
+// holding an answer, a server one holding a request (that sender announced
+// before it packed; the frame matters when its announcement went unheard).
 //
 // Send errors. Unpacked, send() posts at once and throws what postMessage
 // throws (e.g. DataCloneError). Packing, send() never throws (except for a
@@ -26,7 +41,8 @@
 // from destroy()), with the very object passed to send(); the messages
 // around it are still delivered, in order. Without a handler: console.warn.
 // destroy() flushes what is queued (synchronously, before detaching); after
-// destroy() send() posts directly, unpacked.
+// close() send() posts directly, unpacked (a transport's destroy() then
+// drops what it is given: transports/transport.js).
 //
 // Snapshot. A message posted at once is cloned at once; a queued one is
 // copied when queued (snapshot()), or the flush would send what its params,
@@ -39,17 +55,40 @@
 // throwing getter) is queued as it is: its flush fails and reports it as
 // above.
 
-import { isTuple, tuplePayload } from './tuples.js';
+import { T_ERROR, T_REQUEST, T_RESULT, isTuple, tuplePayload } from './tuples.js';
 
 const PACK_KEY = 'weft/pack';
 const ANNOUNCE_METHOD = '$/weft/pack';
-const ANNOUNCE = Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD, params: Object.freeze({ tuples: 1 }) });
+const announcement = (params) => Object.freeze({ jsonrpc: '2.0', method: ANNOUNCE_METHOD, params: Object.freeze(params) });
+// By the sender's role (setRole); none: no endpoint named one.
+const ANNOUNCE = {
+  none: announcement({ tuples: 1 }),
+  client: announcement({ tuples: 1, role: 'client' }),
+  server: announcement({ tuples: 1, role: 'server' }),
+  peer: announcement({ tuples: 1, role: 'peer' }),
+};
 
 // The flush's microtask: Node's queueMicrotask costs an async resource each.
 const resolved = Promise.resolve();
 
 function isAnnouncement(d) {
   return typeof d === 'object' && d !== null && d.method === ANNOUNCE_METHOD && d.jsonrpc === '2.0' && !('id' in d);
+}
+// Whether an endpoint of `role` heeds announcement `d` (see "Whose
+// announcement counts"): not a client a client's, nor a server a server's.
+function heeds(role, d) {
+  return role === null || role === 'peer' || d.params?.role !== role;
+}
+// Whether pack frame `p` holds what an endpoint of `role` reads: a server a
+// request, a client an answer (one level into a batch).
+function reads(role, m) {
+  if (isTuple(m)) return role === 'server' ? m[0] === T_REQUEST : m[0] === T_RESULT || m[0] === T_ERROR;
+  if (typeof m !== 'object' || m === null) return false;
+  if (Array.isArray(m)) return m.some((e) => !Array.isArray(e) && reads(role, e));
+  return role === 'server' ? typeof m.method === 'string' && 'id' in m : !('method' in m) && ('result' in m || 'error' in m);
+}
+function heedsFrame(role, p) {
+  return role === null || role === 'peer' || p.some((m) => reads(role, m));
 }
 // A pack holds at most PACK_MAX messages: past that the postMessage cost is
 // already amortised, and smaller frames let the other side start sooner.
@@ -167,17 +206,23 @@ export function packMode(options, who) {
  *   unpack(data, deliver)  calls deliver(data), or, for a pack frame, deliver(m)
  *                          for each of its messages in order, until deliver
  *                          returns false (the receiver is gone). A frame or
- *                          the announcement makes 'auto' pack from then on —
- *                          already for what deliver sends in reply; the
- *                          announcement itself is not delivered;
+ *                          an announcement this end heeds (see "Whose
+ *                          announcement counts") makes 'auto' pack from then
+ *                          on — already for what deliver sends in reply; an
+ *                          announcement itself is never delivered;
  *   onSendError(fn)        fn(message, error) for each message a flush could
  *                          not post (null: console.warn);
+ *   setRole(r)             this endpoint's role, 'client', 'server' or 'peer'
+ *                          (anything else: none), before its first send: the
+ *                          announcement names it, and unpack() heeds only
+ *                          what an endpoint it can talk to announced;
  *   close()                flushes what is queued, synchronously, once; from
  *                          then on send() posts at once and fn is dropped.
  */
 export function createPacker(post, mode, onTuples) {
   let packing = mode === true;
   let announce = mode !== false;  // not yet announced
+  let role = null;  // this endpoint's, once setRole() names it
   let peerTuples = false;  // the other side announced it reads tuples
   let closed = false;
   let sendError = null;
@@ -225,7 +270,7 @@ export function createPacker(post, mode, onTuples) {
     send(msg, alone = false, transfer = undefined) {
       if (announce) {
         announce = false;
-        try { post(ANNOUNCE); } catch { /* the message itself will report the failure */ }
+        try { post(ANNOUNCE[role ?? 'none']); } catch { /* the message itself will report the failure */ }
       }
       if (transfer) {
         // Buffers to transfer go with their own message, after what is
@@ -256,6 +301,8 @@ export function createPacker(post, mode, onTuples) {
     },
     unpack(data, deliver) {
       if (isAnnouncement(data)) {
+        // Another endpoint's, on the same window: consumed, not heeded.
+        if (!heeds(role, data)) return;
         if (mode === 'auto') packing = true;
         // pack: false sends plain JSON-RPC only.
         if (mode !== false && data.params?.tuples === 1 && !peerTuples) {
@@ -270,7 +317,7 @@ export function createPacker(post, mode, onTuples) {
       try {
         if (typeof data === 'object' && data !== null && (p = data[PACK_KEY]) !== undefined &&
             Array.isArray(p) && !Array.isArray(data) && !('jsonrpc' in data)) {
-          if (mode === 'auto') packing = true;
+          if (mode === 'auto' && !packing && heedsFrame(role, p)) packing = true;
           delivering = 2;
           for (let i = 0; i < p.length && deliver(p[i]) !== false; i++);
         } else {
@@ -286,6 +333,7 @@ export function createPacker(post, mode, onTuples) {
       }
     },
     onSendError(fn) { sendError = fn; },
+    setRole(r) { role = r === 'client' || r === 'server' || r === 'peer' ? r : null; },
     close() {
       if (!closed) {
         closed = true;

@@ -7,8 +7,14 @@ import type { WireMessage } from '../index.js';
 export interface RPCTransport {
   /** Delivers a message or a batch to the other side (tuples only where `tuples` is true). */
   send(message: WireMessage): void;
-  /** Registers the one function that receives what arrives (any value: the core judges it). */
-  onMessage(handler: (message: unknown) => void): void;
+  /**
+   * Registers the one function that receives what arrives (any value: the
+   * core judges it). The endpoint also passes its role: a postMessage
+   * transport names it in its pack announcement, and heeds only the
+   * announcement of an endpoint it can be talking to (docs/protocol.md,
+   * "Packing over postMessage"); your own transport may ignore it.
+   */
+  onMessage(handler: (message: unknown) => void, role?: 'client' | 'server' | 'peer'): void;
   /** Stops listening and releases the channel (called by the endpoint's destroy()). */
   destroy?(): void;
   /** Called once when the other side is gone; pending calls then reject with -32002. */
@@ -39,8 +45,19 @@ export interface RPCTransport {
 
 /** The postMessage transports: plus onSendError. */
 export interface PostMessageTransport extends RPCTransport {
-  /** Stops listening; pending calls of the endpoint reject with -32002. */
+  /**
+   * Stops listening and releases the channel (a port is closed); the endpoint
+   * is told, once: its pending calls reject at once with -32002, and so do
+   * later ones. What is sent after it is dropped.
+   */
   destroy(): void;
+  /**
+   * Called once when the transport closes: destroy(), a Worker terminated
+   * (or, in a browser, whose script failed to load; in Node, exited), a Node
+   * MessagePort whose other end closed. Not for a browser MessagePort (which
+   * fires no close event), a window's navigation, or a worker's self.close():
+   * calls left there end in their timeout (-32001).
+   */
   onClose(handler: () => void): void;
   onSendError(handler: (message: WireMessage, error: unknown) => void): void;
   readonly tuples: boolean;
@@ -69,6 +86,9 @@ export interface MessageSource {
   addEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
   /** Stops listening. */
   removeEventListener(type: 'message', listener: (ev: MessageEvent) => void): void;
+  /** The window's own origin ("null" when opaque): the default allowed origin. */
+  origin?: string;
+  /** Read when `origin` is absent (a stand-in window). */
   location?: { origin: string };
 }
 
@@ -76,7 +96,7 @@ export interface MessageSource {
 export interface PortLike {
   /** Posts a message to the other end. */
   postMessage(message: unknown): void;
-  /** Listens for message (and close) events. */
+  /** Listens for message (and close: a Node MessagePort's) events. */
   addEventListener(type: string, listener: (ev: any) => void): void;
   /** Stops listening. */
   removeEventListener(type: string, listener: (ev: any) => void): void;
@@ -103,14 +123,30 @@ export interface WorkerLike {
 
 /**
  * Between windows (iframe ↔ parent). `origin`: the allowed origin(s); messages
- * are posted with it as targetOrigin (a list: to each until `target` has
- * spoken, then to its origin). Omitted: `source`'s own origin. "*" only
- * when passed (with a console warning).
+ * are posted with it as targetOrigin, never to an origin not allowed (a list:
+ * to `target`'s current origin when this window can read it, else once to
+ * each allowed origin, so calls keep working after `target` navigates to
+ * another allowed origin; buffers are then copied, not transferred).
+ * Omitted: `source`'s own origin (`source.origin`; a window whose origin is
+ * opaque, e.g. a sandboxed frame, must pass one: it throws a TypeError).
+ * "*" only when passed (with a console warning). A window has no close
+ * event: calls its navigated-away document never answers end in their timeout.
  */
 export declare function windowTransport(target: PostTarget, source?: MessageSource, origin?: string | readonly string[], options?: PostMessageTransportOptions): PostMessageTransport;
-/** A MessagePort (MessageChannel, worker_threads). */
+/**
+ * A MessagePort (MessageChannel, worker_threads). When a Node MessagePort's
+ * other end closes, pending calls reject at once with -32002; a browser
+ * MessagePort fires no close event (Chromium), so there they end in their
+ * timeout (-32001).
+ */
 export declare function portTransport(port: PortLike, options?: PostMessageTransportOptions): PostMessageTransport;
-/** A Worker (browser or node:worker_threads); terminating it rejects pending calls. */
+/**
+ * A Worker (browser or node:worker_threads); terminating it rejects pending
+ * calls at once (-32002), as does a browser Worker whose script fails to load,
+ * parse or import (its plain `error` Event) and a Node worker's exit. An
+ * uncaught exception in a running worker closes nothing; a browser worker
+ * that calls self.close() tells the page nothing: calls end in their timeout.
+ */
 export declare function workerTransport(worker: WorkerLike, options?: PostMessageTransportOptions): PostMessageTransport;
 /** Inside a worker: its global scope, or Node's parentPort. */
 export declare function selfTransport(options?: PostMessageTransportOptions): PostMessageTransport;

@@ -15,7 +15,14 @@ import { createPacker } from '../pack.js';
  * for every message it sends.
  */
 export function makeTransport({ post, listen, unlisten, watchClose, mode }) {
-  const packer = createPacker(post, mode, () => { transport.tuples = true; });
+  let destroyed = false;
+  // After destroy() nothing is posted: send() drops the message (the
+  // endpoint, told by destroy(), fails its calls at once; a window must not
+  // hear from a transport that was destroyed).
+  const postOpen = (msg, transfer) => {
+    if (!destroyed) post(msg, transfer);
+  };
+  const packer = createPacker(postOpen, mode, () => { transport.tuples = true; });
   let handler = null;
   let closeHandlers = [];
   let closed = false;
@@ -36,11 +43,19 @@ export function makeTransport({ post, listen, unlisten, watchClose, mode }) {
     send: packer.send,
     // The other side announced it reads tuples (js/pack.js): send them.
     tuples: false,
-    onMessage(h) { handler = h; },
+    // `role`: the endpoint's ('client', 'server' or 'peer'), for the pack
+    // announcement and for whose announcement counts (../pack.js).
+    onMessage(h, role) { handler = h; if (role !== undefined) packer.setRole(role); },
     onClose(h) { closeHandlers.push(h); if (closed) h(); },
     onSendError: packer.onSendError,
+    // Called directly, as by the endpoint's destroy(): the endpoint is told
+    // (its close handlers run, once: pending calls reject with -32002 and
+    // later ones fail at once), then the channel is released.
     destroy() {
+      if (destroyed) return;
       packer.close();  // what is queued still goes out, before detaching
+      fireClose();
+      destroyed = true;
       handler = null;
       closeHandlers = [];
       unlisten(receive);

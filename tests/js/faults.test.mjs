@@ -146,7 +146,10 @@ test(`${TOTAL.toLocaleString('en')} calls with random cancellation: each settles
   assert.equal(answered + cancelled, TOTAL);
   assert.deepEqual(emptyTables(a), EMPTY);
   assert.deepEqual(emptyTables(b), EMPTY);
-  assert.ok(heapUsed() <= base, `wasm heap ${heapUsed()} > baseline ${base}`);
+  // Flat, not byte-exact: a table (pending, serving) may still reach a new
+  // peak under random cancellation and keep its larger bucket array, a few
+  // bytes once; a leak of even one byte per call would be ~300 KB here.
+  assert.ok(heapUsed() - base <= 256, `wasm heap ${heapUsed()} > baseline ${base} + 256`);
   t.diagnostic(`${TOTAL} calls in ${Date.now() - t0} ms (loaded machine): ${answered} answered, ${cancelled} cancelled`);
   a.destroy();
   b.destroy();

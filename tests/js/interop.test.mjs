@@ -148,10 +148,12 @@ test('windowTransport with a list of origins reaches a frame on any of them, bef
   try {
     assert.equal(await client.request('hi'), 'hello');
     assert.equal(await client.request('hi'), 'hello');
-    // Each origin in turn until the frame spoke; then only its own.
+    // Each allowed origin in turn, every message: the frame's origin cannot be
+    // read from here, and it may navigate to the other one at any time
+    // (tests/js/window-transport.test.mjs).
     assert.deepEqual(frame.posted.slice(0, 2), ['https://a.example', 'https://b.example']);
-    assert.equal(frame.posted.at(-1), 'https://b.example');
-    assert.ok(frame.posted.length < 8, `${frame.posted.length} posts`);
+    assert.equal(frame.posted.length % 2, 0);
+    assert.ok(frame.posted.every((o, i) => o === (i % 2 ? 'https://b.example' : 'https://a.example')));
   } finally { client.destroy(); server.destroy(); }
 });
 

@@ -2,7 +2,7 @@
 // the wire (observed with raw port listeners), order, the 'auto' handshake,
 // send errors, destroy, and weft ↔ weft / weft ↔ json-rpc-2.0 end to end.
 import { test } from 'node:test';
-import { plain, isAnnouncement, ANNOUNCEMENT } from '../support/wire.mjs';
+import { plain, isAnnouncement, ANNOUNCEMENT, announcementOf } from '../support/wire.mjs';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import * as JR from 'json-rpc-2.0';
@@ -274,7 +274,7 @@ test('pack: json-rpc-2.0 server with a weft client in default mode: no packs on 
     res.forEach((r, i) => assert.equal(r, i + 1));
     // Plain JSON-RPC only: the announcement notification once, first, then the calls.
     assert.equal(seen.length, 51);
-    assert.deepEqual(seen[0], ANNOUNCEMENT);
+    assert.deepEqual(seen[0], announcementOf('client'));
     assert.ok(seen.slice(1).every((m) => m.jsonrpc === '2.0' && !(KEY in m) && !isAnnouncement(m)));
   } finally { client.destroy(); port2.close(); }
 });

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, asMessage, portTransport, ready } from '../../js/index.js';
-import { ANNOUNCEMENT, fromTuple, isAnnouncement, isTuple, toTuple } from '../support/wire.mjs';
+import { ANNOUNCEMENT, announcementOf, fromTuple, isAnnouncement, isTuple, toTuple } from '../support/wire.mjs';
 
 const T = { timeout: 15000 };
 
@@ -58,9 +58,9 @@ test('tuples: two weft ends with default options send tuples once each has read 
     assert.equal(await client.request('add', { a: 1, b: 2 }), 3);
     assert.equal(await client.request('add', { a: 2, b: 3 }), 5);
     // The first request leaves before the server's announcement arrives.
-    assert.deepEqual(toServer, [ANNOUNCEMENT, req(1, 'add', { a: 1, b: 2 }), [0n, 2, 'add', { a: 2, b: 3 }]]);
+    assert.deepEqual(toServer, [announcementOf('client'), req(1, 'add', { a: 1, b: 2 }), [0n, 2, 'add', { a: 2, b: 3 }]]);
     // The server read the client's announcement first: it answers in tuples.
-    assert.deepEqual(toClient, [ANNOUNCEMENT, [2n, 1, 3], [2n, 2, 5]]);
+    assert.deepEqual(toClient, [announcementOf('server'), [2n, 1, 3], [2n, 2, 5]]);
     assert.equal(client.stats().payloads, 0);
     assert.equal(server.stats().payloads, 0);
   } finally { client.destroy(); server.destroy(); }
