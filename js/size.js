@@ -50,7 +50,10 @@ function binaryForm({ bytes: b, subtype: t, ...rest }) {
  * twice counts twice, but not again inside itself. Counting stops once past `stop`.
  */
 export function chunkSize(value, stop = Infinity) {
-  let n = 0;
+  if (typeof value === 'string') return utf8Length(value, stop);
+  if (value === null || typeof value !== 'object') return 8;
+  if (isBinary(value)) return value.byteLength;
+  let n = 0;  // a container: walked, its path kept against cycles
   const todo = [value], path = [], open = new Set();
   while (todo.length && n <= stop) {
     const v = todo.pop();

@@ -18,12 +18,9 @@ import { eventListening } from './listen.js';
  * opaque ("null": a sandboxed frame, a file: page) must pass it. "*" only
  * when passed, with a warning.
  *
- * Messages are posted as a port's are (js/pack.js). With DevTools attached,
- * Chromium's window.postMessage records its caller's stack for the
- * inspector, so it costs more the deeper it is called from (here: listener →
- * endpoint → wasm → hook → send); a browser without DevTools does not, and
- * posting from that depth is what measured fastest there (bench/README.md,
- * "The Chromium rows without DevTools").
+ * Messages are posted as a port's are (js/pack.js), from deep in the call
+ * stack: fastest without DevTools (bench/README.md, "The Chromium rows
+ * without DevTools").
  */
 export function windowTransport(target, source = globalThis, origin, options) {
   const mode = packMode(options, 'windowTransport()');
@@ -45,8 +42,7 @@ export function windowTransport(target, source = globalThis, origin, options) {
   allowed = [...new Set(allowed.map(originOf))];
   const any = allowed.includes('*');
   if (any) console.warn('[weft] windowTransport: targetOrigin "*" lets any origin read these messages');
-  // Where to post: one origin when only one is allowed (or "*"); with a
-  // list, see the comment above.
+  // One origin allowed (or "*"): post to it; a list: see above.
   const postTo = any ? '*' : allowed.length === 1 ? allowed[0] : null;
   const accept = (ev) => ev.source === target && (any || allowed.includes(ev.origin));
   const post = (msg, transfer) => {
