@@ -7,39 +7,28 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { makeConsumer, buildEsbuildBrowser, buildVite, startViteDev, timings } from '../bundle/prepare.mjs';
 import { serveFolder } from '../bundle/server.mjs';
+import { launchChromium } from './chromium.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const T = { timeout: 30000 };
 
-let consumer, server, browser, userDataDir;
+let consumer, server, browser;
 
 before(async () => {
-  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium`);
   consumer = await makeConsumer();
   await buildEsbuildBrowser(consumer.dir);
   await buildEsbuildBrowser(consumer.dir, { copyWasm: false, outName: 'esbuild-nowasm' });
   await buildVite(consumer.dir);
   server = await serveFolder(consumer.dir);
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-chromium-'));
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
-  });
+  browser = await launchChromium();
   console.log('# prepare (ms):', JSON.stringify(timings));
 }, { timeout: 60000 });
 
 after(async () => {
-  try { await browser?.close(); } catch { /* already gone */ }
+  await browser?.closeAll();
   await server?.close();
-  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
   consumer?.cleanup();
 });
 

@@ -5,19 +5,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { startServer } from '../../web-demo/server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ARTIFACTS = path.join(ROOT, 'build', 'browser-artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const T = { timeout: 30000 };
 const BOUNDARIES = ['iframe', 'worker', 'channel', 'native'];
 
-let server, browser, page, userDataDir;
+let server, browser, page;
 const consoleErrors = [];
 
 const tid = (id) => `[data-testid="${id}"]`;
@@ -39,20 +37,10 @@ async function waitReady(b, timeout = 10000) {
 
 before(async () => {
   assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'weft.wasm')), 'dist/weft.wasm missing: run bash scripts/build-wasm.sh');
-  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium`);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   server = await startServer({ port: 0 });
   assert.ok(server.origins.native, `the native server did not start: ${server.origins.nativeWhy}`);
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-chromium-'));
-  // A fresh profile each run (playwright passes it as --user-data-dir).
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30000,
-    viewport: { width: 1440, height: 1000 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
-  });
+  browser = await launchChromium({ viewport: { width: 1440, height: 1000 } });
   page = browser.pages()[0] ?? await browser.newPage();
   page.setDefaultTimeout(10000);
   const track = (where) => (msg) => {
@@ -66,9 +54,8 @@ before(async () => {
 }, { timeout: 60000 });
 
 after(async () => {
-  try { await browser?.close(); } catch { /* already gone */ }
+  await browser?.closeAll();
   await server?.close();
-  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
 });
 
 test('the page loads the WebAssembly core and every boundary reports ready', T, async () => {

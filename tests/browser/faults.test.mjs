@@ -7,15 +7,8 @@
 // Run: node --test --test-concurrency=1 tests/browser/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { launchChromium, pageServer, stopServer } from './chromium.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const T = { timeout: 30000 };
 
 const PAGES = {
@@ -63,42 +56,18 @@ const PAGES = {
   '/elsewhere.html': '<!doctype html><meta charset="utf-8"><p>not a weft page</p>',
 };
 
-let server, browser, userDataDir, base;
+let server, browser, base;
 
 before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'weft.wasm')), 'dist/weft.wasm missing: run bash scripts/build-wasm.sh');
-  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} missing: apt-get install -y chromium`);
-  server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x').pathname;
-    let body = PAGES[url];
-    let type = 'text/html; charset=utf-8';
-    if (body === undefined && /^\/(js|dist)\/[\w/.-]+$/.test(url) && !url.includes('..')) {
-      const f = path.join(ROOT, url);
-      if (fs.existsSync(f) && fs.statSync(f).isFile()) {
-        body = fs.readFileSync(f);
-        type = url.endsWith('.wasm') ? 'application/wasm' : 'text/javascript; charset=utf-8';
-      }
-    }
-    if (body === undefined) { res.writeHead(404).end(); return; }
-    res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store' }).end(body);
-  });
+  server = pageServer(PAGES);
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${server.address().port}`;
-  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-chromium-'));
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic'],
-  });
+  browser = await launchChromium();
 }, { timeout: 60000 });
 
 after(async () => {
-  try { await browser?.close(); } catch { /* already gone */ }
-  server?.closeAllConnections?.();
-  await new Promise((r) => (server ? server.close(() => r()) : r()));
-  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.closeAll();
+  await stopServer(server);
 });
 
 test('an iframe navigated mid-call: each pending call settles once (-32001), answered ones keep their result, later calls work', T, async () => {
