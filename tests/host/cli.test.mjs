@@ -176,6 +176,10 @@ describe('weft call / notify', () => {
     const r = await runCli(['call', '--unix', p, '--codec', 'msgpack', '--framing', 'len32le', 'echo', '{"a":[1,"b",{"c":null}]}']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout), { a: [1, 'b', { c: null }] });
+    // Codec and framing names are taken in any case on the command line.
+    const upper = await runCli(['call', '--unix', p, '--codec', 'MsgPack', '--framing', 'LEN32LE', 'echo', '[1]']);
+    assert.equal(upper.code, 0, upper.stderr);
+    assert.deepEqual(JSON.parse(upper.stdout), [1]);
     srv.kill('SIGTERM');
     await within(5000, srv.exited);
   });

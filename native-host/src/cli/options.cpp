@@ -295,8 +295,13 @@ Parsed parse(const std::vector<std::string>& args) {
       o.framing = f;
     } else if (a == "--codec") {
       if (!value(v)) return out;
+      // Any case on the command line, as --framing: the core's names are
+      // exact because they also travel on the wire (codec.h).
+      std::string lower = v;
+      for (char& c : lower)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
       CodecKind k;
-      if (!parse_codec_name(v, k)) return err("unknown codec '" + v + "' (json, msgpack)");
+      if (!parse_codec_name(lower, k)) return err("unknown codec '" + v + "' (json, msgpack)");
       o.codec = k;
     } else if (a == "--max-depth") {
       // The encoders recurse over a value, so the limit also bounds the stack
