@@ -85,10 +85,13 @@ export function encodeFrame(framing, payload) {
   }
 }
 
+// Splits a byte stream into frames; `parse` turns a frame's payload into a
+// message (JSON text unless told).
 export class FrameDecoder {
-  constructor(framing, onMessage) {
+  constructor(framing, onMessage, parse = (body) => JSON.parse(body.toString())) {
     this.framing = framing;
     this.onMessage = onMessage;
+    this.parse = parse;
     this.buf = Buffer.alloc(0);
   }
   push(chunk) {
@@ -116,7 +119,7 @@ export class FrameDecoder {
         body = this.buf.subarray(4, 4 + n);
         this.buf = this.buf.subarray(4 + n);
       }
-      this.onMessage(JSON.parse(body.toString()));
+      this.onMessage(this.parse(body));
     }
   }
 }

@@ -5,6 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import WebSocket from 'ws';
+import { decode, encode } from '@msgpack/msgpack';
 import { spawnSync } from 'node:child_process';
 import { WEFT_BIN, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
@@ -69,34 +70,13 @@ test('a frame that is not JSON is answered -32700 with id null, and the connecti
   ws.close();
 });
 
-// MessagePack, the subset these messages need (fixmap, fixarray, fixstr, fixint).
-function mp(v) {
-  if (Number.isInteger(v) && v >= 0 && v < 128) return Buffer.from([v]);
-  if (typeof v === 'string') { const b = Buffer.from(v); return Buffer.concat([Buffer.from([0xa0 | b.length]), b]); }
-  if (Array.isArray(v)) return Buffer.concat([Buffer.from([0x90 | v.length]), ...v.map(mp)]);
-  const e = Object.entries(v);
-  return Buffer.concat([Buffer.from([0x80 | e.length]), ...e.flatMap(([k, x]) => [mp(k), mp(x)])]);
-}
-function unmp(b) {
-  let i = 0;
-  const read = () => {
-    const t = b[i++];
-    if (t < 0x80) return t;
-    if ((t & 0xf0) === 0x80) { const o = {}; for (let n = t & 15; n > 0; n--) { const k = read(); o[k] = read(); } return o; }
-    if ((t & 0xf0) === 0x90) { const a = []; for (let n = t & 15; n > 0; n--) a.push(read()); return a; }
-    if ((t & 0xe0) === 0xa0) { const n = t & 31; const s = b.subarray(i, i + n).toString(); i += n; return s; }
-    throw new Error(`msgpack type 0x${t.toString(16)} not in this test's subset`);
-  };
-  return read();
-}
-
 test('with the weft.msgpack subprotocol, MessagePack travels in binary frames both ways', T, async () => {
   const ws = await open(srv.ws, ['weft.msgpack']);
   assert.equal(ws.protocol, 'weft.msgpack');
-  ws.send(mp({ jsonrpc: '2.0', id: 5, method: 'subtract', params: [42, 23] }));
+  ws.send(encode({ jsonrpc: '2.0', id: 5, method: 'subtract', params: [42, 23] }));
   const m = await nextMessage(ws);
   assert.equal(m.isBinary, true);
-  assert.deepEqual(unmp(m.data), { jsonrpc: '2.0', result: 19, id: 5 });
+  assert.deepEqual(decode(m.data), { jsonrpc: '2.0', result: 19, id: 5 });
   ws.close();
 });
 
@@ -104,7 +84,7 @@ test('a binary frame without the weft.msgpack subprotocol is refused: close 1003
   const ws = await open();
   assert.equal(ws.protocol, '');
   const c = closed(ws);
-  ws.send(mp({ jsonrpc: '2.0', id: 1, method: 'echo' }));
+  ws.send(encode({ jsonrpc: '2.0', id: 1, method: 'echo' }));
   assert.equal((await c).code, 1003);
 });
 
