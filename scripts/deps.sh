@@ -9,7 +9,9 @@ APT_PACKAGES=(
   nlohmann-json3-dev libmsgpack-cxx-dev catch2 libboost1.74-dev libzstd-dev doxygen
   emscripten
   clang-14 libclang-rt-14-dev
+  emacs-nox
 )
+# emacs-nox: Emacs's jsonrpc.el, a peer weft did not write (tests/host/emacs-jsonrpc.test.mjs).
 # Node 20 ships with these machines; Debian's nodejs (18) is only a fallback.
 command -v node >/dev/null || APT_PACKAGES+=(nodejs npm)
 # Browser tests (tests/browser) need chromium; installed only when they exist.
