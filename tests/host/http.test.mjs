@@ -268,3 +268,46 @@ test('beyond --max-connections a connection is answered 503', T, async () => {
     await s.stop();
   }
 });
+
+test('--sse-replay-bytes bounds what a session keeps for replay: the latest events resume, a resumption past a dropped one is 400', T, async () => {
+  const s = await startWeb(['--http', '0', '--demo', '--sse-replay-bytes', '3000']);
+  try {
+    const init = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const sid = init.headers['mcp-session-id'];
+    // Ten acknowledgements of ~1,000 bytes each for the GET stream, which is
+    // not open: the session keeps only what fits in 3,000 bytes.
+    for (let i = 1; i <= 10; i++) {
+      const note = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-H', `Mcp-Session-Id: ${sid}`,
+        '-d', JSON.stringify({ jsonrpc: '2.0', method: 'note', params: { text: String(i).padStart(2, '0').repeat(500) } })], s.http);
+      assert.equal(note.status, 202);
+    }
+    const gone = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': '0-0' } });
+    assert.equal(gone.status, 400);
+    assert.match(await gone.text(), /no longer kept/);
+    const res = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': '0-8' } });
+    assert.equal(res.status, 200);
+    const { events, reader } = await readEvents(res, (e) => e.length >= 2);
+    await reader.cancel();
+    assert.deepEqual(events.map((e) => [e.id, JSON.parse(e.data).params.text]), [['0-9', '09'.repeat(500)], ['0-10', '10'.repeat(500)]]);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('--max-sessions: a request for one more session is 503; --session-idle-timeout ends an idle session (then 404)', T, async () => {
+  const s = await startWeb(['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '300']);
+  try {
+    const ping = (headers = []) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', ...headers,
+      '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const first = ping();
+    assert.equal(first.status, 200);
+    assert.equal(ping().status, 503);
+    const sid = first.headers['mcp-session-id'];
+    // Idle past its timeout: the session ends, and its slot is free again.
+    await within(5000, s.waitLog(new RegExp(`session ${sid} ended: idle for 300 ms`)), 'the session to end');
+    assert.equal(ping(['-H', `Mcp-Session-Id: ${sid}`]).status, 404);
+    assert.equal(ping().status, 200);
+  } finally {
+    await s.stop();
+  }
+});

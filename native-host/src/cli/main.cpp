@@ -47,6 +47,9 @@ int serve(const Options& o) {
   if (o.max_message) so.web.max_message = so.framing_limits.max_frame = *o.max_message;
   if (o.max_connections) so.web.max_connections = so.max_connections = *o.max_connections;
   if (o.idle_timeout_ms) so.web.idle_timeout = so.idle_timeout = *o.idle_timeout_ms;
+  if (o.max_sessions) so.web.max_sessions = *o.max_sessions;
+  if (o.session_idle_timeout_ms) so.web.session_idle_timeout = *o.session_idle_timeout_ms;
+  if (o.sse_replay_bytes) so.web.sse_replay_bytes = *o.sse_replay_bytes;
   const auto& l = o.limits;
   if (l.max_in_flight) so.peer_limits.max_in_flight = *l.max_in_flight;
   if (l.max_batch) so.peer_limits.max_batch = *l.max_batch;

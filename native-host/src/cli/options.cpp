@@ -72,6 +72,7 @@ std::string usage(Command c) {
              "                  [--codec json|msgpack] [--max-depth N] [--demo]\n"
              "                  [--handshake] [--metrics] [--compress zstd]\n"
              "       weft serve [--ws [HOST:]PORT] [--http [HOST:]PORT] [--http-path PATH] [--http-stateless]\n"
+             "                  [--max-sessions N] [--session-idle-timeout MS] [--sse-replay-bytes BYTES]\n"
              "                  [--allow-origin ORIGIN]... [--max-message BYTES] [--max-connections N]\n"
              "                  [--idle-timeout MS] [--demo]\n"
              "\n"
@@ -99,6 +100,11 @@ std::string usage(Command c) {
              "                     in binary frames with the subprotocol weft.msgpack (HOST 127.0.0.1)\n"
              "  --http [HOST:]PORT MCP Streamable HTTP at --http-path (default /mcp)\n"
              "  --http-stateless   no Mcp-Session-Id: every POST is served alone; GET/DELETE get 405\n"
+             "  --max-sessions N   live --http sessions (default 1024); a request for a new one: 503\n"
+             "  --session-idle-timeout MS  end a session with no request and no open stream for MS\n"
+             "                     (default 600000; 0: never)\n"
+             "  --sse-replay-bytes BYTES   SSE data a session keeps for Last-Event-ID replay\n"
+             "                     (default 1048576; 0: no limit); resuming past a dropped event: 400\n"
              "  --allow-origin O   allow browser pages from origin O (exact, e.g. http://127.0.0.1:8080;\n"
              "                     * for any); other Origins get 403. Repeatable\n"
              "  --ws and --http may be combined with each other and with --unix or --tcp.\n"
@@ -332,6 +338,21 @@ Parsed parse(const std::vector<std::string>& args) {
       unsigned long long n;
       if (!parse_u64(v, 1ull << 32, n) || n == 0) return err(a + " expects an integer from 1 to 2^32, got '" + v + "'");
       (a == "--max-message" ? o.max_message : o.max_connections) = static_cast<std::size_t>(n);
+    } else if (a == "--max-sessions" && serve) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 1ull << 32, n) || n == 0) return err(a + " expects an integer from 1 to 2^32, got '" + v + "'");
+      o.max_sessions = static_cast<std::size_t>(n);
+    } else if (a == "--sse-replay-bytes" && serve) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 1ull << 40, n)) return err(a + " expects bytes (0: no limit), got '" + v + "'");
+      o.sse_replay_bytes = static_cast<std::size_t>(n);
+    } else if (a == "--session-idle-timeout" && serve) {
+      if (!value(v)) return out;
+      unsigned long long n;
+      if (!parse_u64(v, 1ull << 40, n)) return err(a + " expects milliseconds (0: none), got '" + v + "'");
+      o.session_idle_timeout_ms = static_cast<Millis>(n);
     } else if (a == "--idle-timeout" && serve) {
       if (!value(v)) return out;
       unsigned long long n;

@@ -49,6 +49,11 @@ struct Options {
   std::optional<std::size_t> max_message;  // --max-message BYTES
   std::optional<std::size_t> max_connections;
   std::optional<Millis> idle_timeout_ms;
+  // --http sessions: how many live at once, how long one may sit idle, and
+  // the SSE data each keeps for Last-Event-ID replay (WebOptions).
+  std::optional<std::size_t> max_sessions;
+  std::optional<Millis> session_idle_timeout_ms;
+  std::optional<std::size_t> sse_replay_bytes;
   std::optional<std::size_t> max_depth;  // --max-depth: CodecLimits::max_depth (unset: the core's default)
   // More weft serve limits (docs/reliability.md); unset: ServerOptions'
   // defaults. --max-message, --max-connections and --idle-timeout above apply

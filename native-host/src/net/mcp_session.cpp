@@ -139,8 +139,9 @@ void McpSession::emit(std::uint64_t stream, std::string data, bool end_stream) {
   Stream& st = sit->second;
   const std::uint64_t seq = st.next_seq++;
   std::string text = event_text(stream, seq, data);
+  kept_bytes_ += data.size();
   st.events.push_back(Event{seq, std::move(data)});
-  while (st.events.size() > std::max<std::size_t>(hub_.opts.web.sse_replay_events, 1)) st.events.pop_front();
+  while (st.events.size() > std::max<std::size_t>(hub_.opts.web.sse_replay_events, 1)) drop_oldest(st);
   auto sink = st.sink.lock();
   if (sink) {
     st.sent = seq;
@@ -152,8 +153,44 @@ void McpSession::emit(std::uint64_t stream, std::string data, bool end_stream) {
     if (sink) sink->sse_end();
     ended_streams_.push_back(stream);
     while (ended_streams_.size() > kEndedStreamsKept) {
-      streams_.erase(ended_streams_.front());
+      erase_stream(ended_streams_.front());
       ended_streams_.pop_front();
+    }
+  }
+  trim(stream);
+}
+
+void McpSession::drop_oldest(Stream& st) {
+  kept_bytes_ -= st.events.front().data.size();
+  st.events.pop_front();
+}
+
+void McpSession::erase_stream(std::uint64_t stream) {
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) return;
+  for (const Event& e : it->second.events) kept_bytes_ -= e.data.size();
+  streams_.erase(it);
+}
+
+// Past WebOptions::sse_replay_bytes, what a resumption would need least goes
+// first: the streams that ended before, oldest first (a Last-Event-ID naming
+// one then gets 400, "no longer kept"); then the events already handed to a
+// connection; then events never sent (their stream's resumption is refused,
+// as open_stream() says). The event just emitted on `current` stays, so a
+// stream whose client is away keeps at least its latest event (its answer).
+void McpSession::trim(std::uint64_t current) {
+  const std::size_t budget = hub_.opts.web.sse_replay_bytes;
+  if (budget == 0 || kept_bytes_ <= budget) return;
+  while (kept_bytes_ > budget && !ended_streams_.empty() && ended_streams_.front() != current) {
+    erase_stream(ended_streams_.front());
+    ended_streams_.pop_front();
+  }
+  for (const bool sent_only : {true, false}) {
+    for (auto& [s, st] : streams_) {
+      while (kept_bytes_ > budget && !st.events.empty() && (!sent_only || st.events.front().seq <= st.sent) &&
+             !(s == current && st.events.size() == 1))
+        drop_oldest(st);
+      if (kept_bytes_ <= budget) return;
     }
   }
 }
@@ -172,6 +209,15 @@ McpSession::Opened McpSession::open_stream(const std::shared_ptr<Exchange>& x,
     resume = true;
   }
   Stream& st = streams_[s];
+  // Events after the one named were dropped (sse_replay_events and
+  // sse_replay_bytes): replaying the rest would hide the gap.
+  const std::uint64_t first_kept = st.events.empty() ? st.next_seq : st.events.front().seq;
+  if (resume && after + 1 < first_kept) {
+    out.status = 400;
+    out.error = "events after Last-Event-ID '" + *last_event_id + "' are no longer kept (" +
+                std::to_string(first_kept - after - 1) + " dropped)";
+    return out;
+  }
   if (auto live = st.sink.lock(); live && live.get() != x.get()) {
     out.status = 409;
     out.error = "stream " + std::to_string(s) + " is already open on another connection";

@@ -8,7 +8,9 @@
 // Last-Event-ID names its stream (MCP transports, "Resumability and
 // Redelivery": ids unique across the session's streams, replay only on the
 // stream that was disconnected). Every stream keeps its last
-// sse_replay_events events; the 64 most recently ended POST streams are kept.
+// sse_replay_events events; the 64 most recently ended POST streams are kept;
+// and all of it together holds at most sse_replay_bytes of data (trim()), so
+// a session's memory does not grow with what it has streamed.
 //
 // Routing. The answer to a POSTed request goes to that POST (JSON body when
 // it is ready before the POST is settled, else on its SSE stream, which then
@@ -64,7 +66,7 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
   std::optional<std::string> settle(const Id& id, const std::shared_ptr<Exchange>& x, std::string& sse_start);
 
   struct Opened {
-    int status = 200;     // 200, or 400 (unknown Last-Event-ID), 409 (stream already open)
+    int status = 200;     // 200, or 400 (unknown Last-Event-ID, or events after it dropped), 409 (stream already open)
     std::string text;     // SSE text to send first
     bool ended = false;   // a replayed POST stream that is over: end after `text`
     std::string error;    // why, when status != 200
@@ -105,6 +107,9 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
 
   void route(const Outgoing& o, std::string bytes);
   void emit(std::uint64_t stream, std::string data, bool end_stream);
+  void drop_oldest(Stream& st);
+  void erase_stream(std::uint64_t stream);
+  void trim(std::uint64_t current);
   std::string event_text(std::uint64_t stream, std::uint64_t seq, const std::string& data) const;
   void arm_idle();
 
@@ -114,6 +119,7 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
   std::unordered_map<Id, Waiter, IdHash> waiters_;
   std::map<std::uint64_t, Stream> streams_;
   std::deque<std::uint64_t> ended_streams_;
+  std::size_t kept_bytes_ = 0;  // the data of every kept event
   std::uint64_t next_stream_ = 1;
   boost::asio::steady_timer idle_;
   bool ended_ = false;

@@ -69,8 +69,12 @@ struct WebOptions {
   bool http_sessions = true;
   std::size_t max_sessions = 1024;      // live HTTP sessions; beyond → 503
   Millis session_idle_timeout = 600000; // a session with no request and no stream ends
-  // SSE events kept per session for Last-Event-ID replay (oldest dropped first).
+  // SSE events kept for Last-Event-ID replay (docs/transports.md, "Event ids
+  // and resumption"): per stream, and the data of all a session keeps
+  // (0: no byte limit). Oldest dropped first; a resumption that would miss a
+  // dropped event is refused 400.
   std::size_t sse_replay_events = 1024;
+  std::size_t sse_replay_bytes = 1u << 20;
 };
 
 // How a Server frames, decodes, limits, stops and logs.
