@@ -209,6 +209,7 @@ export type DiagnosticKind =
   | 'UnknownResponse' | 'InvalidResponse' | 'UnhandledNotification' | 'NotificationFailed'
   | 'ErrorWithoutId' | 'LateReply' | 'BadFrame' | 'IgnoredMessage' | 'SendFailed'
   | 'BadMessage' | 'NotifyFailed' | 'MetricsHandlerFailed' | 'BadParamSpec'
+  | 'DrainHandlerFailed' | 'ProgressFailed'
   | (string & {});
 
 /** Time for an endpoint's timeouts; the default is performance.now() and the global timers. */
@@ -379,7 +380,7 @@ declare class Endpoint<Remote = any, Local = any> {
   notify<K extends TypedName<Remote>>(method: K, ...args: ParamsArg<Member<Remote, K>>): void;
   /** A streamed call: the chunks the handler writes, as they arrive, with flow control. */
   stream<T = unknown>(method: UntypedName<Remote> | TypedName<Remote>, params?: Params, options?: StreamOptions): ChunkStream<T>;
-  /** Sends one JSON-RPC batch; one promise per entry, in order. Throws (a TypeError), sending nothing, for bad options or a method name String() throws on. */
+  /** Sends one JSON-RPC batch; one promise per entry, in order. Throws, sending nothing, for bad options (a timeout that is negative or NaN: RangeError; one that is not a number, or a signal that is not an AbortSignal: TypeError) or a method name String() throws on (TypeError). */
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
   /**
    * Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad
