@@ -31,12 +31,13 @@ import { randomInt } from 'node:crypto';
 import * as JR from 'json-rpc-2.0';
 
 import { JSONRPCClient, JSONRPCServer, RPCError, portTransport, ready } from '../../js/index.js';
-import { Rng, randData, randId, randInt, randJson, randString, sequenceSeed } from '../support/diff-gen.mjs';
+import {
+  canonical, METHOD_NOT_FOUND, normalError, normalResponse, randData, randId, randInt, randJson, randString, Rng, sequenceSeed,
+} from '../support/diff-gen.mjs';
 
 const RUN_SEED = process.env.WEFT_PEER_DIFF_SEED ? Number(process.env.WEFT_PEER_DIFF_SEED) >>> 0 : randomInt(0, 2 ** 32 - 1);
 const SEQUENCES = Number(process.env.WEFT_PEER_DIFF_SEQUENCES || 2000);
 const T = { timeout: 600000 };
-const METHOD_NOT_FOUND = -32601;
 const replay = (seed, file) => `replay: WEFT_PEER_DIFF_SEED=${seed} WEFT_PEER_DIFF_SEQUENCES=1 node --test tests/js/${file}`;
 const FILE = 'peer-differential.test.mjs';
 
@@ -122,27 +123,6 @@ function callSequence(seed) {
 }
 
 // ---- comparing ---------------------------------------------------------------
-// A value as JSON would carry it, with object members in one order.
-function canonical(v) {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v !== null && typeof v === 'object') {
-    const o = {};
-    for (const k of Object.keys(v).sort()) if (v[k] !== undefined) o[k] = canonical(v[k]);
-    return o;
-  }
-  return v;
-}
-// An error as compared (see the header: -32601's text, a null data).
-function normalError(e) {
-  const c = canonical({ code: e.code, message: e.message, data: e.data ?? undefined });
-  if (c.code === METHOD_NOT_FOUND) c.message = '(the library\'s text)';
-  return c;
-}
-function normalResponse(a) {
-  const c = canonical(a);
-  if (c?.error) c.error = normalError(c.error);
-  return c;
-}
 // An answer: a response, or a batch's responses in any order (§6).
 function normalAnswer(a) {
   if (!Array.isArray(a)) return JSON.stringify(normalResponse(a));

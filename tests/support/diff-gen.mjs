@@ -462,3 +462,28 @@ export function onlyNotifications(seq) {
   return seq.messages.every(({ msg, foreign }) => foreign ||
     (Array.isArray(msg) ? msg.length > 0 && msg.every(isPlainNotification) : isPlainNotification(msg)));
 }
+
+// ---- comparing answers with json-rpc-2.0's ------------------------------------
+// (tests/js/peer-differential.test.mjs and tests/host/peer-differential.test.mjs)
+export const METHOD_NOT_FOUND = -32601;
+/** A value as JSON carries it, with object members in one order. */
+export function canonical(v) {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v !== null && typeof v === 'object') {
+    const o = {};
+    for (const k of Object.keys(v).sort()) if (v[k] !== undefined) o[k] = canonical(v[k]);
+    return o;
+  }
+  return v;
+}
+/** An error as compared: a null data counts as none, and -32601's text is each library's own. */
+export function normalError(e) {
+  const c = canonical({ code: e.code, message: e.message, data: e.data ?? undefined });
+  if (c.code === METHOD_NOT_FOUND) c.message = '(the library\'s text)';
+  return c;
+}
+export function normalResponse(a) {
+  const c = canonical(a);
+  if (c?.error) c.error = normalError(c.error);
+  return c;
+}
