@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { WEFT_BIN, within } from './helpers.mjs';
+import { WEFT_BIN, runCli, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
 
 const T = { timeout: 30000 };
@@ -307,6 +307,27 @@ test('--max-sessions: a request for one more session is 503; --session-idle-time
     await within(5000, s.waitLog(new RegExp(`session ${sid} ended: idle for 300 ms`)), 'the session to end');
     assert.equal(ping(['-H', `Mcp-Session-Id: ${sid}`]).status, 404);
     assert.equal(ping().status, 200);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('weft call over http: a call the drain grace cuts off exits 3, closed before the answer, as on every transport', T, async () => {
+  const s = await startWeb(['--http', '0', '--demo', '--grace', '200']);
+  try {
+    const call = runCli(['call', '--connect', s.http, 'sleep', '[10000]']);
+    // Until the server serves it (rpc.ping counts what is in flight).
+    await within(5000, (async () => {
+      for (;;) {
+        const ping = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+        if (JSON.parse(ping.body).result.in_flight > 0) return;
+        await new Promise((r) => setImmediate(r));
+      }
+    })(), 'the call to be served');
+    await s.stop('SIGTERM');
+    const r = await call;
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /the event stream ended before the answer/);
   } finally {
     await s.stop();
   }

@@ -78,6 +78,12 @@ describe('weft call --session', () => {
       input: '{"jsonrpc":"2.0","method":"update"}\n',
     });
     assert.equal(r.code, 3, 'a notification that could not be sent');
+    // A request over max_request (10 MB) is never sent: not delivered, as a
+    // notification would be (3), not an error the server answered (1).
+    r = await session(`echo ["${'x'.repeat(10_000_100)}"]\nsum [1]\n`);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(lines(r.stdout).map((m) => m.error?.code ?? m.result), [-32002, 1]);
+    assert.match(lines(r.stdout)[0].error.message, /over max_request/);
   });
 
   test('an error with id null answers no line: a notification the server refused does not fail the call before it', async () => {

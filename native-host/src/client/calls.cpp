@@ -128,7 +128,12 @@ void Client::Impl::answered(CallId id, Link* l, Result<json> r) {
   answered_on_link = true;
   if (requeue_refused(id, l, r.error())) return;
   if (c.policy.retry && c.sends < c.policy.max_attempts && backoff(id, r.error())) return;
-  settle(id, Outcome::Status::RemoteError, {}, r.error());
+  // -32002 is this side's: the link could not deliver the call (over
+  // max_request) or lost its answer (an HTTP event stream cut before it),
+  // which is a connection failure as on every other transport, not an
+  // error the server answered.
+  settle(id, r.error().code == code::kClosed ? Outcome::Status::ConnectFailed : Outcome::Status::RemoteError, {},
+         r.error());
 }
 
 Millis Client::Impl::backoff_delay(int k) {

@@ -24,6 +24,10 @@
 //   (for exec: the child's exit status and the tail of its stderr) — unless the
 //   call opted into retry (CallPolicy::retry, for idempotent calls): then it is
 //   sent again on the next connection, at most `max_attempts` times in all.
+// - A call the link cannot deliver (over max_request, never sent; over
+//   http://, a POST answered with an HTTP error status or whose event stream
+//   ends before the answer) fails with -32002 too (Status::ConnectFailed):
+//   no JSON-RPC answer came.
 // - Reconnecting: attempt k waits base·2^k + rand(base·2^k / 4) ms (100 ms,
 //   200 + rand(50), 400 + rand(100), …), at most `connect_attempts` attempts;
 //   then the waiting calls fail with -32002 and the next call starts again.
