@@ -294,19 +294,42 @@ test('--sse-replay-bytes bounds what a session keeps for replay: the latest even
   }
 });
 
-test('--max-sessions: a request for one more session is 503; --session-idle-timeout ends an idle session (then 404)', T, async () => {
-  const s = await startWeb(['--http', '0', '--max-sessions', '1', '--session-idle-timeout', '300']);
+test('--max-sessions: a new session ends the one idle longest (then 404 for it), or is refused 503 while every session is busy', T, async () => {
+  const s = await startWeb(['--http', '0', '--max-sessions', '2']);
+  try {
+    const ping = (headers = []) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', ...headers,
+      '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const [a, b] = [ping(), ping()].map((r) => r.headers['mcp-session-id']);
+    // Both idle: a third ends a, the one idle longest (b was used since).
+    assert.equal(ping(['-H', `Mcp-Session-Id: ${b}`]).status, 200);
+    const c = ping();
+    assert.equal(c.status, 200);
+    assert.equal(ping(['-H', `Mcp-Session-Id: ${a}`]).status, 404);
+    assert.equal(ping(['-H', `Mcp-Session-Id: ${b}`]).status, 200);
+    // Both busy (a GET stream open on each): no room, 503.
+    const streams = [b, c.headers['mcp-session-id']].map((sid) => {
+      const ac = new AbortController();
+      return { ac, res: fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid }, signal: ac.signal }) };
+    });
+    for (const st of streams) assert.equal((await st.res).status, 200);
+    assert.equal(ping().status, 503);
+    for (const st of streams) st.ac.abort();
+  } finally {
+    await s.stop();
+  }
+});
+
+test('--session-idle-timeout ends a session idle that long (then 404)', T, async () => {
+  const s = await startWeb(['--http', '0', '--session-idle-timeout', '300']);
   try {
     const ping = (headers = []) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', ...headers,
       '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
     const first = ping();
     assert.equal(first.status, 200);
-    assert.equal(ping().status, 503);
     const sid = first.headers['mcp-session-id'];
     // Idle past its timeout: the session ends, and its slot is free again.
     await within(5000, s.waitLog(new RegExp(`session ${sid} ended: idle for 300 ms`)), 'the session to end');
     assert.equal(ping(['-H', `Mcp-Session-Id: ${sid}`]).status, 404);
-    assert.equal(ping().status, 200);
   } finally {
     await s.stop();
   }

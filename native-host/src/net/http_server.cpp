@@ -82,7 +82,18 @@ std::shared_ptr<McpSession> HttpService::find(const std::string& id) {
 }
 
 std::shared_ptr<McpSession> HttpService::create(bool stateful) {
-  if (stateful && sessions_.size() >= hub().opts.web.max_sessions) return nullptr;
+  if (stateful && sessions_.size() >= hub().opts.web.max_sessions) {
+    // Full: the session idle longest makes room (clients that never DELETE
+    // theirs, as the MCP SDK's close() does not, would otherwise fill the
+    // table until the idle timeout). Its next request gets 404, on which an
+    // MCP client starts a new session (MCP transports, "Session Management").
+    std::shared_ptr<McpSession> oldest;
+    for (const auto& [id, s] : sessions_)
+      if (!s->busy() && (!oldest || s->last_active() < oldest->last_active())) oldest = s;
+    if (!oldest) return nullptr;
+    oldest->end("ended to make room: --max-sessions (" + std::to_string(hub().opts.web.max_sessions) +
+                ") are live and it was idle longest");
+  }
   auto s = std::make_shared<McpSession>(hub(), stateful ? new_session_id() : std::string(), next_session_++);
   if (stateful) {
     sessions_.emplace(s->id(), s);

@@ -138,7 +138,8 @@ class HttpService final : public AcceptorLoop<HttpService, HttpConn> {
   void close_all() override;
 
   std::shared_ptr<McpSession> find(const std::string& id);
-  // nullptr when max_sessions are live.
+  // nullptr when max_sessions are live and busy (McpSession::busy); past the
+  // limit the one idle longest is ended to make room.
   std::shared_ptr<McpSession> create(bool stateful);
 
   // What drain() announced; nullopt before (or after close_all() alone).

@@ -258,7 +258,15 @@ void McpSession::end_get_connection() {
 
 void McpSession::touch() {
   if (ended_) return;
+  last_active_ = now_ms();
   arm_idle();
+}
+
+bool McpSession::busy() const {
+  if (!waiters_.empty() || peer_->in_flight() > 0) return true;
+  for (const auto& [s, st] : streams_)
+    if (!st.sink.expired()) return true;
+  return false;
 }
 
 void McpSession::arm_idle() {
@@ -268,9 +276,7 @@ void McpSession::arm_idle() {
   idle_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     auto self = weak.lock();
     if (ec || !self || self->ended_) return;
-    bool busy = !self->waiters_.empty() || self->peer_->in_flight() > 0;
-    for (auto& [s, st] : self->streams_) busy = busy || !st.sink.expired();
-    if (busy) return self->arm_idle();
+    if (self->busy()) return self->arm_idle();
     self->end("idle for " + std::to_string(self->hub_.opts.web.session_idle_timeout) + " ms");
   });
 }

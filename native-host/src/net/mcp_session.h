@@ -85,6 +85,10 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
   bool ended() const { return ended_; }
   // A request arrived: the idle clock restarts.
   void touch();
+  // A request waits for its answer or is being served, or a stream is open.
+  bool busy() const;
+  // When the last request arrived (or a stream opened).
+  Millis last_active() const { return last_active_; }
   std::function<void(McpSession&)> on_end;
 
  private:
@@ -120,6 +124,7 @@ class McpSession : public std::enable_shared_from_this<McpSession> {
   std::map<std::uint64_t, Stream> streams_;
   std::deque<std::uint64_t> ended_streams_;
   std::size_t kept_bytes_ = 0;  // the data of every kept event
+  Millis last_active_ = 0;
   std::uint64_t next_stream_ = 1;
   boost::asio::steady_timer idle_;
   bool ended_ = false;
