@@ -371,6 +371,7 @@ export class Endpoint {
     this.closedError = new RPCError(code, message);
     X._weft_close(this.h, code, put(message));
     this.timer.disarm();
+    this.waits?.forEach((end) => end(this.closedError));  // retry.js
   }
 
   destroy() {

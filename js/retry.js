@@ -18,22 +18,30 @@ export async function requestWithRetry(ep, method, params, options) {
       const ra = typeof e.data?.retry_after === 'number' ? e.data.retry_after : -1;
       const delay = X._weft_retry_delay(e.code, attempt, ra, Math.random());
       if (delay < 0) throw e;
-      // The whole delay, however long (docs/protocol.md "Retryable errors"), in steps.
+      if (ep.closedError) throw ep.closedError;
+      // The whole delay, however long (docs/protocol.md "Retryable errors"), in
+      // steps, unless aborted or closed (-32002 at once: docs/reliability.md).
       const clock = ep.clock;
       const until = clock.now() + delay;
       await new Promise((resolve, reject) => {
         let t;
-        const onAbort = () => { clock.clearTimeout(t); reject(abortError(signal)); };
+        const end = (e) => {
+          clock.clearTimeout(t);
+          signal?.removeEventListener('abort', onAbort);
+          ep.waits.delete(end);
+          e ? reject(e) : resolve();
+        };
+        const onAbort = () => end(abortError(signal));
         const wait = (ms) => {
           t = clock.setTimeout(() => {
             const left = until - clock.now();
             if (left > 0 && ms === MAX_DELAY) return wait(Math.min(MAX_DELAY, Math.ceil(left)));
-            signal?.removeEventListener('abort', onAbort);
-            resolve();
+            end();
           }, ms);
         };
         wait(Math.min(MAX_DELAY, delay));
         signal?.addEventListener('abort', onAbort, { once: true });
+        (ep.waits ??= new Set()).add(end);
       });
     }
   }

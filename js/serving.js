@@ -58,8 +58,14 @@ export function dispatch(ep, fn, token, params) {
   if (typeof then === 'function') {
     const t = ctx.token;
     ep.serving[t] = ctx;
-    const ok = (v) => { if (ep.serving[t] === ctx) { ctx._done(); reply(ep, t, v); } };
-    const fail = (e) => { if (ep.serving[t] === ctx) { ctx._done(); replyError(ep, t, e); } };
+    // Cancelled, the token is no longer this request's (requestCancelled): a
+    // late answer is dropped, as the core drops one (docs/protocol.md).
+    const mine = () => {
+      if (ep.serving[t] === ctx) { ctx._done(); return true; }
+      if (ep.h) ep._diag('LateReply', 'reply after the request was cancelled or closed; dropped');
+    };
+    const ok = (v) => { if (mine()) reply(ep, t, v); };
+    const fail = (e) => { if (mine()) replyError(ep, t, e); };
     // Any then() but a promise's runs in a promise's executor: a throw
     // rejects (unless it resolved first), and the answer comes later, never
     // under this dispatch.
@@ -91,13 +97,16 @@ function replyError(ep, token, e) {
   X._weft_reply_error(ep.h, token, code, put(message), handle);
 }
 
-// The request was cancelled ($/cancelRequest, or close) and the core
-// answers it -32800: the handler's signal aborts, and whatever it answers
-// later still goes to the core, which discards it and frees the token.
+// The request was cancelled ($/cancelRequest, or close): the core answers it
+// and frees its token, settled handler or not (docs/protocol.md). The signal
+// aborts; the context is done: its sink and progress go nowhere.
 export function requestCancelled(ep, token) {
-  ep.serving[token]?._cancel();
-  ep.writers[token]?._cancel();
-  ep.writers[token] = undefined;
+  const ctx = ep.serving[token];
+  ep.serving[token] = ep.writers[token] = undefined;
+  if (ctx) {
+    ctx.done = true;
+    ctx._cancel();
+  }
 }
 
 // The caller of request `token` has room for more chunks again.

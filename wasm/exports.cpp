@@ -211,7 +211,14 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
         }
         if (r >= 0) x->take(token).ok(value_marker(r));
         else if (r == static_cast<double>(abi::DISPATCH_LATER))
-          x->replies[token].on_cancel([h, token] { js_cancelled_call(h, token); });
+          x->replies[token].on_cancel([h, token] {
+            js_cancelled_call(h, token);
+            // The core answers the request (-32800) and keeps nothing of it:
+            // its token is freed for the next request now, not when (if ever)
+            // the handler settles; JS has let go of it (serving.js
+            // requestCancelled), and the Reply goes quietly (Reply::release).
+            if (Host* x = host(h); x && x->has(token)) x->take(token);
+          });
         return std::nullopt;
       }),
       std::move(spec));

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { plain } from '../support/wire.mjs';
 import { inColdRealm } from '../support/cold-realm.mjs';
 import assert from 'node:assert/strict';
+import { until } from '../support/until.mjs';
 import {
   Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, portTransport, ready, heapUsed,
 } from '../../js/index.js';
@@ -109,6 +110,102 @@ test('AbortSignal: the call rejects at once and the handler sees $/cancelRequest
     const pre = new AbortController();
     pre.abort();
     await assert.rejects(client.request('slow', {}, { signal: pre.signal }), (e) => e.code === ErrorCode.RequestCancelled);
+  } finally { done(); }
+});
+
+// docs/protocol.md "$/cancelRequest": the cancel lets the serving side free
+// what it holds for the call, whether or not its handler ever settles.
+test('a cancelled request whose handler never settles holds nothing: its serving entry, reply token and the core\'s slot are freed at once', T, async () => {
+  await ready;
+  const diags = [];
+  const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { timeout: 0 }, { onDiagnostic: (k) => diags.push(k) });
+  try {
+    const N = 300;
+    let started = 0;
+    let aborts = [];
+    server.method('never', (_p, ctx) => {
+      started++;
+      aborts.push(new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true })));
+      return new Promise(() => {});  // ignores its signal
+    });
+    const round = async () => {
+      started = 0;
+      aborts = [];
+      const acs = [];
+      const calls = [];
+      for (let i = 0; i < N; i++) {
+        const ac = new AbortController();
+        acs.push(ac);
+        calls.push(client.request('never', { i }, { signal: ac.signal }));
+      }
+      await until(() => started === N, 'every handler started');
+      for (const ac of acs) ac.abort();
+      for (const c of calls) await assert.rejects(c, (e) => e.code === ErrorCode.RequestCancelled);
+      await Promise.all(aborts);  // every handler saw its $/cancelRequest
+    };
+    // Warm-up: tables reach their working size (twice: the peak in flight
+    // depends on how the turns fall).
+    await round();
+    await round();
+    const base = heapUsed();
+    const tokens = server.serving.length;
+    assert.equal(server.serving.filter(Boolean).length, 0);
+    for (let r = 0; r < 3; r++) await round();
+    assert.equal(server.serving.filter(Boolean).length, 0, 'serving entries');
+    assert.equal(server.serving.length, tokens, 'the tokens of cancelled requests are reused');
+    assert.equal(server.stats().inFlight, 0);
+    assert.equal(server.stats().payloads, 0);
+    // Flat, not byte-exact (a hash table may still reach a new size); a
+    // token kept per cancelled call would be kilobytes.
+    assert.ok(heapUsed() - base <= 256, `wasm heap ${heapUsed()} > baseline ${base} + 256`);
+    assert.deepEqual(diags, [], 'letting go of a cancelled request is no late reply');
+  } finally { done(); }
+});
+
+test('a cancelled handler that settles after its token went to another request answers nothing: not that request, not the sink, no progress', T, async () => {
+  await ready;
+  const diags = [];
+  const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { timeout: 0 }, { onDiagnostic: (k) => diags.push(k) });
+  try {
+    const held = [];
+    server.method('held', (_p, ctx) => new Promise((resolve, reject) => {
+      held.push({ ctx, resolve, reject, token: ctx.token, aborted: new Promise((r) => ctx.signal.addEventListener('abort', r)) });
+    }));
+    server.method('echo', (p) => p);
+    const ac = new AbortController();
+    const stale = client.request('held', ['stale'], { signal: ac.signal });
+    await until(() => held.length === 1, 'the first handler started');
+    ac.abort();
+    await assert.rejects(stale, (e) => e.code === ErrorCode.RequestCancelled);
+    await held[0].aborted;
+    // The second call is a stream asking for progress: a stale chunk or
+    // progress value would reach it.
+    let fresh = null;
+    const progress = [];
+    const chunks = [];
+    const s = client.stream('held', ['fresh'], { onProgress: (v) => progress.push(v) });
+    const read = (async () => { for await (const c of s) chunks.push(c); })();
+    const second = s.result.then((v) => (fresh = { v }), (e) => (fresh = { e }));
+    await until(() => held.length === 2, 'the second handler started');
+    assert.ok(held[1].ctx.sink.streaming && held[1].ctx.wantsProgress);
+    assert.equal(held[1].token, held[0].token, 'the second request got the cancelled one\'s token');
+    held[0].ctx.progress('stale progress');
+    await assert.rejects(held[0].ctx.sink.write('stale chunk'), (e) => e.code === ErrorCode.Closed);
+    held[0].resolve('stale answer');
+    held[0].reject(new Error('stale error'));
+    // Messages keep their order: an answer sent for the stale handler would
+    // have reached the client before this one.
+    assert.deepEqual(await client.request('echo', ['after']), ['after']);
+    assert.equal(fresh, null, 'the second request is still unanswered');
+    held[1].resolve('fresh answer');
+    await second;
+    await read;
+    assert.deepEqual(fresh, { v: 'fresh answer' });
+    assert.deepEqual(chunks, []);
+    assert.deepEqual(progress, []);
+    assert.equal(server.serving.filter(Boolean).length, 0);
+    assert.equal(server.stats().inFlight, 0);
+    assert.deepEqual(diags, ['LateReply'], 'the stale answer, dropped, is reported as a late one');
   } finally { done(); }
 });
 

@@ -115,10 +115,15 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (2026-11-29: the glue, 26 files, 36,416 gzipped as one and 45,134 file by
-// file; weft.wasm 138,647; weft_module.js 6,639; weft_abi.js 1,133), so
+// (2026-11-29: the glue, 26 files, 36,696 gzipped as one and 45,398 file by
+// file; weft.wasm 138,807; weft_module.js 6,639; weft_abi.js 1,133), so
 // that growing past one is a decision: raise it here in a commit whose
-// message gives the reason (the glue's last: the pack announcement naming
+// message gives the reason (the last: a cancelled request whose handler
+// never settles frees its serving entry and reply token at once, its Reply
+// let go quietly, a late settle dropped in JS with its LateReply, and a
+// retry's wait for retry_after ends when its endpoint closes, +242 as one,
+// +264 file by file, +160 wasm; before it, the glue's:
+// the pack announcement naming
 // its sender's role and heeded only from an endpoint this one can talk to,
 // a list of origins posting to the target's current one, destroy() and a
 // Worker that fails to load failing calls at once, ids from a random start
@@ -138,9 +143,9 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 // and a gzip header and dictionary per file file by file (endpoint.js into
 // outgoing.js and serving.js: +384 as one, +1,116 file by file).
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 36550,
-  'JS glue, js/**/*.js gzipped file by file': 45250,
-  'dist/weft.wasm': 138700,
+  'JS glue, js/**/*.js gzipped as one': 36800,
+  'JS glue, js/**/*.js gzipped file by file': 45500,
+  'dist/weft.wasm': 138900,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1150,
 };

@@ -363,6 +363,43 @@ test('retry: a retry_after longer than setTimeout can wait (2^31-1 ms) is waited
   } finally { close(); }
 });
 
+for (const how of ['destroy()', 'its transport closing']) {
+  test(`retry: a call waiting out retry_after fails -32002 at once on ${how}, as every pending call, and its timer is cleared`, T, async () => {
+    await ready;
+    // A clock whose timers never fire: without the close, the wait would
+    // last for ever, so the bound below is only met by the close itself.
+    const armed = new Set();
+    let onArm = null;
+    let id = 0;
+    const clock = {
+      now: () => 0,
+      setTimeout: () => { armed.add(++id); onArm?.(); return id; },
+      clearTimeout: (t) => { armed.delete(t); },
+    };
+    const { port1, port2 } = new MessageChannel();
+    const server = new Peer(portTransport(port2));
+    const client = new Peer(portTransport(port1), { timeout: 0, clock });
+    try {
+      let attempts = 0;
+      server.method('busy', () => { attempts++; throw new RPCError(ErrorCode.Unavailable, 'draining', { retry_after: 60000 }); });
+      server.method('never', () => new Promise(() => {}));
+      const waiting = new Promise((resolve) => { onArm = resolve; });
+      const retried = client.request('busy', [], { retry: true });
+      const plainCall = client.request('never');
+      await waiting;
+      assert.equal(attempts, 1);
+      if (how === 'destroy()') client.destroy();
+      else port2.close();  // port1 hears 'close'
+      const closed = (e) => e instanceof RPCError && e.code === ErrorCode.Closed;
+      await assert.rejects(settled(plainCall, 'the plain call', 1000), closed);
+      await assert.rejects(settled(retried, 'the retrying call', 1000), closed);
+      assert.equal(armed.size, 0, 'the retry timer was cleared');
+      assert.equal(attempts, 1, 'not sent again');
+      assert.deepEqual(counts(client), zero);
+    } finally { client.destroy(); server.destroy(); }
+  });
+}
+
 test('a queued message of many objects or with a cycle is structured-cloned whole: sharing and cycles kept, the work bounded', { timeout: 30000 }, () => {
   const sc = (v) => structuredClone(v);
   const cyc = { n: 1 };

@@ -146,8 +146,8 @@ void PeerState::cancel_serving(const Id& id) {
       drop_chunks(*e->out, id);
       if (!(e = find_serving(slot))) continue;
     }
-    // Kept until the -32800 has gone: it may hold the request's last Reply,
-    // whose destructor would answer "dropped without a reply" first.
+    // Kept until the -32800 has gone: it may hold the request's last Reply
+    // (let go quietly, Reply::release).
     auto f = std::move(e->on_cancel);
     if (f) f();  // may re-enter and reply
     // LSP: "a request that got cancelled still needs to return from the
@@ -429,6 +429,13 @@ Reply::~Reply() { release(); }
 
 void Reply::release() {
   if (slot_ == 0) return;
+  // A cancelled or closed request is not left hanging: the core answers it
+  // (cancel_serving) or has (close). Letting go of its Reply is no late
+  // answer: nothing to drop, no LateReply (docs/protocol.md "$/cancelRequest").
+  if (cancelled()) {
+    slot_ = 0;
+    return;
+  }
   respond(Error(code::kInternalError, "Internal error: request dropped without a reply"));
 }
 
