@@ -112,13 +112,16 @@ const deep = (x) => (typeof x === 'object' ? x !== null : typeof x === 'function
 // the whole message is structured-cloned instead, which keeps sharing and
 // cycles and takes one pass over the objects.
 const BUDGET = 1024;
+// So is one with more than ELEMENTS array elements: the copy visits holes.
+const ELEMENTS = 1 << 16;
 const OVER = new Error('over budget');
-let left = 0;
+let left = 0, elements = 0;
 const copy = (v, other) => {
   if (typeof v !== 'object') throw new TypeError('not cloneable');
   if (--left < 0) throw OVER;
   const p = Object.getPrototypeOf(v);
   if (p === ARRAY && Array.isArray(v)) {
+    if ((elements -= v.length) < 0) throw OVER;
     // slice() keeps holes, and a packed array packed: V8 clones a holey
     // array as a sparse one, several times slower.
     const a = ARRAY.slice.call(v);
@@ -143,8 +146,9 @@ const copy = (v, other) => {
  */
 export function snapshot(v, other) {
   if (typeof v !== 'object' || v === null) return v;
-  const outer = left;  // a getter read by the copy may send: its own snapshot
+  const outer = left, outerN = elements;  // a getter read by the copy may send: its own snapshot
   left = BUDGET;
+  elements = ELEMENTS;
   try {
     return copy(v, other);
   } catch (e) {
@@ -152,6 +156,7 @@ export function snapshot(v, other) {
     try { return other(v); } catch { return v; }
   } finally {
     left = outer;
+    elements = outerN;
   }
 }
 

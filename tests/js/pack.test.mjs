@@ -351,3 +351,61 @@ test('pack: a bulky message (> 8 KiB of strings) is posted on its own, after wha
     assert.equal(frames[3].result.blob.length, 10000);
   } finally { done(); }
 });
+
+// ---- the snapshot of a queued message against structured clone -----------------
+// A queued message is copied when queued (js/pack.js, "Snapshot") and
+// structured-cloned when its frame is posted: the other side must receive
+// what posting it at once would have given, for any value of a tree's shape
+// (a value reached twice is copied twice, as JSON carries it: not generated).
+function randomCloneable(r, depth) {
+  const k = Math.floor(r() * (depth > 0 ? 16 : 9));
+  const s = () => ['', 'a', 'é😀', '__proto__', 'constructor', '0', 'len gth'][Math.floor(r() * 7)];
+  switch (k) {
+    case 0: return null;
+    case 1: return undefined;
+    case 2: return r() < 0.5;
+    case 3: return [0, -0, NaN, Infinity, 1.5, -7, 2 ** 53][Math.floor(r() * 7)];
+    case 4: return s();
+    case 5: return BigInt(Math.floor(r() * 1000)) - 500n;
+    case 6: return new Date(Math.floor(r() * 2e12));
+    case 7: return new Uint8Array([1, 2, 255]).subarray(Math.floor(r() * 2));
+    case 8: return /x+/gi;
+    case 9: case 10: {  // an array: dense, holey, or long and sparse
+      const a = [];
+      const n = Math.floor(r() * 5);
+      for (let i = 0; i < n; i++) if (r() < 0.8) a[i] = randomCloneable(r, depth - 1);
+      if (r() < 0.15) a.length = r() < 0.5 ? 70000 : 2 ** 32 - 1;
+      return a;
+    }
+    case 11: return new Map([[s(), randomCloneable(r, depth - 1)]]);
+    case 12: return new Set([randomCloneable(r, 0)]);
+    case 13: {  // a null-prototype object
+      const o = Object.create(null);
+      o[s()] = randomCloneable(r, depth - 1);
+      return o;
+    }
+    default: {
+      const o = {};
+      for (let n = Math.floor(r() * 4); n > 0; n--) {
+        const key = s();
+        if (key === '__proto__') Object.defineProperty(o, key, { value: randomCloneable(r, depth - 1), enumerable: true, writable: true, configurable: true });
+        else o[key] = randomCloneable(r, depth - 1);
+      }
+      return o;
+    }
+  }
+}
+
+test('snapshot: a queued message arrives as structured clone would have sent it (seeded, tree-shaped values)', { timeout: 60000 }, async () => {
+  const { snapshot } = await import('../../js/pack.js');
+  const seed = Number(process.env.WEFT_SNAPSHOT_SEED || (Date.now() % 2 ** 31));
+  let x = seed || 1;
+  const r = () => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) / 2 ** 32; };
+  for (let i = 0; i < 3000; i++) {
+    const msg = { jsonrpc: '2.0', id: i, method: 'm', params: [randomCloneable(r, 3), randomCloneable(r, 3)] };
+    const t0 = performance.now();
+    const copy = snapshot(msg, structuredClone);
+    assert.ok(performance.now() - t0 < 1000, `value ${i} took ${performance.now() - t0} ms to copy (WEFT_SNAPSHOT_SEED=${seed})`);
+    assert.deepStrictEqual(structuredClone(copy), structuredClone(msg), `value ${i} differs (WEFT_SNAPSHOT_SEED=${seed})`);
+  }
+});
