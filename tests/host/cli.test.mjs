@@ -170,6 +170,14 @@ describe('weft call / notify', () => {
     assert.equal(r.code, 0);
   });
 
+  test('a -32002 the server answers is its error (exit 1, the object on stderr), not a lost connection', async () => {
+    const server = `node -e "require('readline').createInterface({input: process.stdin}).on('line', (l) => { const m = JSON.parse(l); ` +
+      `console.log(JSON.stringify({jsonrpc: '2.0', id: m.id, error: {code: -32002, message: 'upstream closed', data: 7}})); })"`;
+    const r = await runCli(['call', '--exec', server, '--framing', 'ndjson', 'ping']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(JSON.parse(r.stderr), { code: -32002, message: 'upstream closed', data: 7 });
+  });
+
   test('msgpack over the unix socket', async () => {
     const p = path.join(tmp.dir, 'mp.sock');
     const srv = await startServer(['serve', '--unix', p, '--demo', '--codec', 'msgpack', '--framing', 'len32le']);

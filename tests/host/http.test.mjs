@@ -219,6 +219,7 @@ test('the GET stream resumes with Last-Event-ID: what was sent while disconnecte
   assert.equal(JSON.parse(events[0].data).params.text, 'while away');
   await reader.cancel();
   assert.equal((await sse(sid, '77-1')).status, 400);  // no such stream
+  assert.equal((await sse(sid, '0-99')).status, 400);  // no such event yet
 });
 
 test('a POST stream cut before its answer resumes with GET and Last-Event-ID, and the answer is delivered there', T, async () => {
@@ -351,6 +352,57 @@ test('weft call over http: a call the drain grace cuts off exits 3, closed befor
     const r = await call;
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /the event stream ended before the answer/);
+  } finally {
+    await s.stop();
+  }
+});
+
+// rpc.ping counts the requests in flight on the whole server (asked in
+// session `sid`, so that asking starts no session).
+function inFlight(url, sid) {
+  return JSON.parse(curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-H', `Mcp-Session-Id: ${sid}`,
+    '-d', '{"jsonrpc":"2.0","id":"ping","method":"rpc.ping"}'], url).body).result.in_flight;
+}
+
+test('--sse-replay-bytes keeps an answer not yet delivered: a POST cut before its answer still resumes after more than the budget went by', T, async () => {
+  const s = await startWeb(['--http', '0', '--demo', '--sse-replay-bytes', '3000']);
+  try {
+    const H = (sid) => ({ Accept: ACCEPT, 'Content-Type': 'application/json', ...(sid ? { 'Mcp-Session-Id': sid } : {}) });
+    const init = await fetch(s.http, { method: 'POST', headers: H(), body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }) });
+    const sid = init.headers.get('mcp-session-id');
+    await init.text();
+    const ac = new AbortController();
+    const res = await fetch(s.http, { method: 'POST', signal: ac.signal, headers: H(sid), body: JSON.stringify({ jsonrpc: '2.0', id: 'cut', method: 'sleep', params: { ms: 100 } }) });
+    const { events: primed } = await readEvents(res, (e) => e.length >= 1);
+    ac.abort();  // gone before the answer
+    await within(5000, (async () => { while (inFlight(s.http, sid) > 0) await new Promise((r) => setImmediate(r)); })(), 'the answer');
+    for (let i = 0; i < 4; i++) {  // 4,000 bytes more for the GET stream, which is not open
+      const n = await fetch(s.http, { method: 'POST', headers: H(sid), body: JSON.stringify({ jsonrpc: '2.0', method: 'note', params: { text: 'x'.repeat(1000) } }) });
+      await n.text();
+    }
+    const resumed = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': primed[0].id } });
+    const { events } = await readEvents(resumed, () => false);
+    assert.deepEqual(JSON.parse(events.at(-1).data), { jsonrpc: '2.0', result: 100, id: 'cut' });
+  } finally {
+    await s.stop();
+  }
+});
+
+test('--max-sessions: "idle longest" counts from when a session stopped being busy, not from its last request', T, async () => {
+  const s = await startWeb(['--http', '0', '--demo', '--max-sessions', '2']);
+  try {
+    const post = (body, sid) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json',
+      ...(sid ? ['-H', `Mcp-Session-Id: ${sid}`] : []), '-d', JSON.stringify(body)], s.http);
+    const a = post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }).headers['mcp-session-id'];
+    // a works on a long request; b starts meanwhile and stays idle.
+    const slow = fetch(s.http, { method: 'POST', headers: { Accept: ACCEPT, 'Content-Type': 'application/json', 'Mcp-Session-Id': a },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'sleep', params: { ms: 300 } }) }).then((r) => r.text());
+    await within(5000, (async () => { while (inFlight(s.http, a) === 0) await new Promise((r) => setImmediate(r)); })(), 'a busy');
+    const b = post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }).headers['mcp-session-id'];
+    await slow;
+    assert.equal(post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }).status, 200);  // a third session: b goes
+    assert.equal(post({ jsonrpc: '2.0', id: 3, method: 'rpc.ping' }, b).status, 404);
+    assert.equal(post({ jsonrpc: '2.0', id: 3, method: 'rpc.ping' }, a).status, 200);
   } finally {
     await s.stop();
   }

@@ -81,6 +81,7 @@ void Client::Impl::send(CallId id) {
       if (auto s = w.lock())
         if (auto it = s->calls.find(id); it != s->calls.end()) it->second.metrics = m;
     };
+  calling = true;
   auto r = c.stream ? send_stream(id, c, std::move(p), o)
                     : link->peer().call(
                           c.method, std::move(p),
@@ -91,6 +92,7 @@ void Client::Impl::send(CallId id) {
                             }
                           },
                           o, now_ms());
+  calling = false;
   if (r) {
     // The call may have settled from inside: a message the transport
     // refused (over max_request) fails its call before call() returns.
@@ -128,12 +130,12 @@ void Client::Impl::answered(CallId id, Link* l, Result<json> r) {
   answered_on_link = true;
   if (requeue_refused(id, l, r.error())) return;
   if (c.policy.retry && c.sends < c.policy.max_attempts && backoff(id, r.error())) return;
-  // -32002 is this side's: the link could not deliver the call (over
-  // max_request) or lost its answer (an HTTP event stream cut before it),
-  // which is a connection failure as on every other transport, not an
-  // error the server answered.
-  settle(id, r.error().code == code::kClosed ? Outcome::Status::ConnectFailed : Outcome::Status::RemoteError, {},
-         r.error());
+  // A -32002 of this side's: the link could not deliver the call (over
+  // max_request) or lost its answer (an HTTP error status, an event stream
+  // cut before it), a connection failure as on every other transport. The
+  // same code answered by the server is the server's error.
+  const bool lost = (calling || l->undelivering()) && r.error().code == code::kClosed;
+  settle(id, lost ? Outcome::Status::ConnectFailed : Outcome::Status::RemoteError, {}, r.error());
 }
 
 Millis Client::Impl::backoff_delay(int k) {

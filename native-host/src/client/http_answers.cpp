@@ -42,7 +42,7 @@ void HttpLink::on_header(const std::shared_ptr<Exchange>& ex, const beast::error
     if (ec2) return self->transport_error(ex, "read: " + ec2.message());
     std::string body = std::move(ex->parser.get().body());
     if (auto decoded = self->decode_content(ex->parser.get(), body); !decoded) {
-      self->reject(ex, decoded.error().message);
+      self->reject(ex, decoded.error().message, code::kParseError);
     } else if (status == 200 && media_type_is(type, "application/json")) {
       self->deliver(ex, body);
     } else if (status != 202 && status != 204 && !(status == 200 && body.empty())) {
@@ -136,13 +136,15 @@ void HttpLink::deliver(const std::shared_ptr<Exchange>& ex, std::string_view tex
 }
 
 // The requests of `ex` that got no answer fail now (-32002 naming why).
-void HttpLink::reject(const std::shared_ptr<Exchange>& ex, const std::string& why) {
+void HttpLink::reject(const std::shared_ptr<Exchange>& ex, const std::string& why, int code) {
   if (ex->notification && hooks_.refused) hooks_.refused(why);
   if (ex->request_ids.empty()) return;
   Outgoing o;
   for (std::int64_t id : ex->request_ids) o.messages.emplace_back(Request{Id::integer(id), "", std::nullopt});
   ex->request_ids.clear();
-  peer_->undelivered(o, Error(code::kClosed, why));
+  undelivering_ = code == code::kClosed;
+  peer_->undelivered(o, Error(code, why));
+  undelivering_ = false;
 }
 
 void HttpLink::done(const std::shared_ptr<Exchange>& ex, bool reusable) {

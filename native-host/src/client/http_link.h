@@ -80,6 +80,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
 
   Peer& peer() override { return *peer_; }
   bool closed() const override { return closing_; }
+  bool undelivering() const override { return undelivering_; }
   void flush() override { pump(); }
   void shutdown() override {
     shutting_down_ = true;
@@ -115,7 +116,8 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
   void read_sse_more(const std::shared_ptr<Exchange>& ex, std::shared_ptr<SseParser> sse);
   Result<void> decode_content(const http::response<http::string_body>& res, std::string& body);
   void deliver(const std::shared_ptr<Exchange>& ex, std::string_view text);
-  void reject(const std::shared_ptr<Exchange>& ex, const std::string& why);
+  // -32002 (not delivered), or `code` (-32700: an answer that could not be decoded).
+  void reject(const std::shared_ptr<Exchange>& ex, const std::string& why, int code = code::kClosed);
   void done(const std::shared_ptr<Exchange>& ex, bool reusable);
 
   boost::asio::io_context& io_;
@@ -138,6 +140,7 @@ class HttpLink final : public Link, public std::enable_shared_from_this<HttpLink
   std::string last_event_id_;
   bool open_ = false;
   bool closing_ = false;
+  bool undelivering_ = false;  // in reject(): see Link::undelivering
   bool reported_ = false;
   bool shutting_down_ = false;
   bool deleting_ = false;

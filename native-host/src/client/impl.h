@@ -89,6 +89,9 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // A notification is being handed to the link: a SendFailed reported
   // meanwhile is its (the link encodes and checks max_send as it sends).
   bool noting = false;
+  // A call is being handed to the link: a completion meanwhile is the link
+  // refusing it (over max_request), not an answer.
+  bool calling = false;
   // Wire ids of the calls cancelled on the open link ($/cancelRequest:
   // cancel(), a timeout): their late answer finds no pending call, as
   // expected, and is not worth a log line. Erased when it comes.

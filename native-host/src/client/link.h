@@ -47,6 +47,10 @@ class Link {
   // True from the moment the link starts closing: a Peer completion that
   // fails then was failed by the close, not answered by the server.
   virtual bool closed() const = 0;
+  // True while the link fails calls it could not deliver, or whose answer
+  // it lost with the connection still open (an HTTP error status, an event
+  // stream cut before the answer): their -32002 is no answer of the server's.
+  virtual bool undelivering() const { return false; }
   // After using peer() from outside a link callback: send what was queued.
   virtual void flush() = 0;
   // Send what is queued, then close cleanly.

@@ -1,6 +1,7 @@
 // mcp_session.cpp — see mcp_session.h.
 #include "net/mcp_session.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "session.h"  // to_time_point
@@ -136,6 +137,7 @@ std::string McpSession::event_text(std::uint64_t stream, std::uint64_t seq, cons
 void McpSession::emit(std::uint64_t stream, std::string data, bool end_stream) {
   auto sit = streams_.find(stream);
   if (sit == streams_.end()) return;
+  last_active_ = now_ms();
   Stream& st = sit->second;
   const std::uint64_t seq = st.next_seq++;
   std::string text = event_text(stream, seq, data);
@@ -173,22 +175,30 @@ void McpSession::erase_stream(std::uint64_t stream) {
 }
 
 // Past WebOptions::sse_replay_bytes, what a resumption would need least goes
-// first: the streams that ended before, oldest first (a Last-Event-ID naming
-// one then gets 400, "no longer kept"); then the events already handed to a
-// connection; then events never sent (their stream's resumption is refused,
-// as open_stream() says). The event just emitted on `current` stays, so a
-// stream whose client is away keeps at least its latest event (its answer).
+// first: the streams that ended with all their events sent, oldest first (a
+// Last-Event-ID naming one then gets 400, "no longer kept"); then the events
+// already handed to a connection; then events never sent (their stream's
+// resumption is refused, as open_stream() says). The last event of a stream
+// that ended, or of `current`, stays: an answer the client has not had yet,
+// which resumption exists to deliver.
 void McpSession::trim(std::uint64_t current) {
   const std::size_t budget = hub_.opts.web.sse_replay_bytes;
   if (budget == 0 || kept_bytes_ <= budget) return;
-  while (kept_bytes_ > budget && !ended_streams_.empty() && ended_streams_.front() != current) {
-    erase_stream(ended_streams_.front());
-    ended_streams_.pop_front();
+  for (auto it = ended_streams_.begin(); kept_bytes_ > budget && it != ended_streams_.end();) {
+    auto sit = streams_.find(*it);
+    const bool delivered = sit == streams_.end() || sit->second.sent + 1 >= sit->second.next_seq;
+    if (*it == current || !delivered) {
+      ++it;
+      continue;
+    }
+    erase_stream(*it);
+    it = ended_streams_.erase(it);
   }
   for (const bool sent_only : {true, false}) {
     for (auto& [s, st] : streams_) {
+      const bool keep_last = s == current || st.ended;
       while (kept_bytes_ > budget && !st.events.empty() && (!sent_only || st.events.front().seq <= st.sent) &&
-             !(s == current && st.events.size() == 1))
+             !(keep_last && st.events.size() == 1))
         drop_oldest(st);
       if (kept_bytes_ <= budget) return;
     }
@@ -209,6 +219,12 @@ McpSession::Opened McpSession::open_stream(const std::shared_ptr<Exchange>& x,
     resume = true;
   }
   Stream& st = streams_[s];
+  if (resume && after >= st.next_seq) {
+    out.status = 400;
+    out.error = "unknown Last-Event-ID '" + *last_event_id + "' (stream " + std::to_string(s) +
+                " has sent no event after " + std::to_string(st.next_seq - 1) + ")";
+    return out;
+  }
   // Events after the one named were dropped (sse_replay_events and
   // sse_replay_bytes): replaying the rest would hide the gap.
   const std::uint64_t first_kept = st.events.empty() ? st.next_seq : st.events.front().seq;
@@ -225,8 +241,9 @@ McpSession::Opened McpSession::open_stream(const std::shared_ptr<Exchange>& x,
   }
   touch();
   if (!resume) {
-    after = st.sent;
-    out.text = event_text(s, after, "");  // priming: resume from here
+    // Priming: resume from here, which is past anything already dropped.
+    after = std::max(st.sent, first_kept - 1);
+    out.text = event_text(s, after, "");
   }
   for (const auto& e : st.events) {
     if (e.seq <= after) continue;
@@ -242,6 +259,7 @@ McpSession::Opened McpSession::open_stream(const std::shared_ptr<Exchange>& x,
 }
 
 void McpSession::detach(const Exchange* x) {
+  last_active_ = now_ms();  // idle from now, not from its last request
   for (auto& [s, st] : streams_) {
     if (auto live = st.sink.lock(); live && live.get() == x) st.sink.reset();
   }
@@ -263,7 +281,8 @@ void McpSession::touch() {
 }
 
 bool McpSession::busy() const {
-  if (!waiters_.empty() || peer_->in_flight() > 0) return true;
+  // Requests it serves or waits to answer, and calls it made to the client.
+  if (!waiters_.empty() || peer_->in_flight() > 0 || peer_->peer().pending() > 0) return true;
   for (const auto& [s, st] : streams_)
     if (!st.sink.expired()) return true;
   return false;
