@@ -13,9 +13,13 @@
     (let ((coding-system-for-read 'utf-8)) (insert-file-contents file))
     (json-parse-buffer :object-type 'plist :null-object nil :false-object :json-false)))
 
-(let* ((weft (nth 0 command-line-args-left))
-       (cases (weft-test-read-json (nth 1 command-line-args-left)))
-       (out (nth 2 command-line-args-left))
+(let* ((args (prog1 command-line-args-left
+               ;; Ours: Emacs would otherwise visit them as files afterwards
+               ;; (and ask before opening a large one, forever in batch).
+               (setq command-line-args-left nil)))
+       (weft (nth 0 args))
+       (cases (weft-test-read-json (nth 1 args)))
+       (out (nth 2 args))
        (proc (make-process :name "weft" :command (list weft "serve" "--stdio" "--demo")
                            :connection-type 'pipe :coding 'utf-8-emacs-unix :noquery t
                            :stderr (get-buffer-create "*weft-stderr*")))
@@ -37,3 +41,4 @@
     (with-temp-file out
       (insert (json-serialize (vconcat outcomes) :false-object :json-false :null-object nil))))
   (jsonrpc-shutdown conn))
+(kill-emacs 0)

@@ -17,8 +17,10 @@
     (_ (signal 'jsonrpc-error `((jsonrpc-error-code . -32601)
                                 (jsonrpc-error-message . ,(format "no method %s" method)))))))
 
+(defvar weft-test-socket (pop command-line-args-left))  ; ours, not a file to visit
+
 (make-network-process
- :name "weft-test-server" :server t :family 'local :service (car command-line-args-left) :noquery t
+ :name "weft-test-server" :server t :family 'local :service weft-test-socket :noquery t
  :log (lambda (_server client _message)
         (make-instance 'jsonrpc-process-connection :name "client" :process client
                        :events-buffer-scrollback-size 0  ; as in client.el
