@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <fstream>
+#include <set>
 
 #include "peer_loop.h"
 #include "count_fixture.h"
@@ -188,6 +189,25 @@ TEST_CASE("opens whose requests never come do not stop later streams: past max_i
   REQUIRE(c.done);
   REQUIRE(c.done->ok());
   CHECK(c.chunks.size() == 3);
+}
+
+TEST_CASE("past max_in_flight the open that arrived first goes: one opened again counts from then", "[stream][limits]") {
+  PeerLimits limits;
+  limits.max_in_flight = 4;
+  Pair p(limits);
+  serve_count(*p.server);
+  auto open = [&](int id) { p.server->receive(Item{Notification{"$/weft/open", json{{"id", id}, {"credit", 8}}}}); };
+  for (int id = 1; id <= 4; ++id) open(id);
+  open(1);  // again: now the newest
+  open(5);  // one too many: 2 goes, not 1
+  for (int id : {1, 2, 5}) p.server->receive(Item{Request{Id::integer(id), "count", json{{"n", 1}}}});
+  p.run();
+  std::set<std::int64_t> streamed;
+  for (const auto& text : p.from_server) {
+    json m = json::parse(text);
+    if (m.value("method", "") == "$/weft/chunk") streamed.insert(m["params"]["id"].get<std::int64_t>());
+  }
+  CHECK(streamed == std::set<std::int64_t>{1, 5});
 }
 
 TEST_CASE("a chunk beyond the granted credit fails the call with -32600 and cancels it", "[stream][rules]") {

@@ -209,6 +209,42 @@ test('a cancelled handler that settles after its token went to another request a
   } finally { done(); }
 });
 
+test('a handler that answered while its chunks wait for credit is done: a cancel then touches no later request on its token', T, async () => {
+  await ready;
+  const diags = [];
+  const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, { timeout: 0 }, { onDiagnostic: (k) => diags.push(k) });
+  try {
+    let answered, tokenA;
+    const aAnswered = new Promise((r) => { answered = r; });
+    server.method('chunks', (_p, ctx) => {
+      tokenA = ctx.token;
+      for (const v of [1, 2, 3]) ctx.sink.write(v).catch(() => {});  // credit 1: two wait in the core
+      setTimeout(answered, 0);  // after the answer below has reached the core
+      return Promise.resolve('answer A');
+    });
+    const held = [];
+    server.method('held', (_p, ctx) => new Promise((resolve) => {
+      const h = { resolve, token: ctx.token, aborted: false };
+      ctx.signal.addEventListener('abort', () => { h.aborted = true; });
+      held.push(h);
+    }));
+    server.method('echo', (p) => p);
+    const ac = new AbortController();
+    const s = client.stream('chunks', [], { highWaterMark: 1, signal: ac.signal });
+    s.result.catch(() => {});
+    await aAnswered;
+    const b = client.request('held', ['B']);
+    await until(() => held.length === 1, 'B served');
+    assert.equal(held[0].token, tokenA, 'B got the answered request\'s token');
+    ac.abort();  // $/cancelRequest for A, whose chunks still wait
+    assert.deepEqual(await client.request('echo', ['after the cancel']), ['after the cancel']);
+    assert.equal(held[0].aborted, false, 'B was not cancelled');
+    held[0].resolve('answer B');
+    assert.equal(await b, 'answer B');
+    assert.deepEqual(diags, []);
+  } finally { done(); }
+});
+
 test('destroy() rejects every pending call at once with -32002', T, async () => {
   const [client, server, done] = pair();
   try {

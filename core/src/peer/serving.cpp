@@ -67,7 +67,10 @@ void PeerState::complete(std::uint64_t slot, Result<json>&& r) {
   }
   if (e->out && e->out->head < e->out->queue.size()) {
     // Chunks are still queued for credit: the answer follows them (pump).
+    // The handler is done: a cancel now drops what is queued without
+    // telling it (its hook may name a reply slot a later request now holds).
     e->out->answer = std::move(r);
+    e->on_cancel = nullptr;
     return;
   }
   Serving s = std::move(*e);
