@@ -54,9 +54,9 @@ export function chunkSize(value, stop = Infinity) {
   if (value === null || typeof value !== 'object') return 8;
   if (isBinary(value)) return value.byteLength;
   let n = 0;  // a container: walked, its path kept against cycles
-  const todo = [value], path = [], open = new Set();
-  while (todo.length && n <= stop) {
-    const v = todo.pop();
+  const work = [value], path = [], open = new Set();
+  while (work.length && n <= stop) {
+    const v = work.pop();
     if (v === END) { open.delete(path.pop()); continue; }
     if (typeof v === 'string') { n += utf8Length(v, stop - n); continue; }
     if (v === null || typeof v !== 'object') { n += 8; continue; }
@@ -65,29 +65,29 @@ export function chunkSize(value, stop = Infinity) {
     if (open.has(v)) continue;
     open.add(v);
     path.push(v);
-    todo.push(END);
+    work.push(END);
     if (Array.isArray(v)) {
       n += v.length;
       if (n > stop) break;
-      for (let i = 0; i < v.length; i++) todo.push(v[i]);
+      for (let i = 0; i < v.length; i++) work.push(v[i]);
     } else if (v instanceof Map) {
       n += v.size;
       if (n > stop) break;
-      for (const [k, x] of v) todo.push(k, x);
+      for (const [k, x] of v) work.push(k, x);
     } else if (v instanceof Set) {
       n += v.size;
       if (n > stop) break;
-      for (const x of v) todo.push(x);
+      for (const x of v) work.push(x);
     } else if (Array.isArray(v.bytes) && binaryForm(v)) {
       n += v.bytes.length;
     } else {
       if (v instanceof Number || v instanceof Boolean) n += 8;
-      try { if (typeof v.toJSON === 'function') todo.push(v.toJSON()); } catch { /* JSON cannot send it */ }
+      try { if (typeof v.toJSON === 'function') work.push(v.toJSON()); } catch { /* JSON cannot send it */ }
       for (const k in v) {
         if (!Object.hasOwn(v, k)) continue;
         n += utf8Length(k) + 1;
         if (n > stop) break;
-        todo.push(v[k]);
+        work.push(v[k]);
       }
     }
   }

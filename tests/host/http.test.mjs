@@ -25,6 +25,10 @@ function curl(args, url = srv.http) {
 }
 const post = (body, headers = {}) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json',
   ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), '--data-binary', typeof body === 'string' ? body : JSON.stringify(body)]);
+// A POST of `body` to server `url`, in session `sid` if given.
+const postTo = (url, body, sid) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json',
+  ...(sid ? ['-H', `Mcp-Session-Id: ${sid}`] : []), '--data-binary', JSON.stringify(body)], url);
+const PING = { jsonrpc: '2.0', id: 1, method: 'rpc.ping' };
 function newSession() {
   const r = post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' });
   assert.equal(r.status, 200);
@@ -125,7 +129,7 @@ test('405: a method other than POST, GET, DELETE; GET and DELETE on a --http-sta
   try {
     assert.equal(curl(['-H', 'Accept: text/event-stream'], s.http).status, 405);
     assert.equal(curl(['-X', 'DELETE'], s.http).status, 405);
-    const p = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const p = postTo(s.http, PING);
     assert.equal(p.status, 200);
     assert.equal(p.headers['mcp-session-id'], undefined);
   } finally {
@@ -259,7 +263,7 @@ test('SIGTERM: a request in flight is answered on its stream, the GET stream is 
 test('beyond --max-connections a connection is answered 503', T, async () => {
   const s = await startWeb(['--http', '0', '--max-connections', '1']);
   try {
-    const init = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const init = postTo(s.http, PING);
     const ac = new AbortController();
     const held = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': init.headers['mcp-session-id'] }, signal: ac.signal });
     assert.equal(held.status, 200);  // this stream holds the one connection
@@ -273,13 +277,12 @@ test('beyond --max-connections a connection is answered 503', T, async () => {
 test('--sse-replay-bytes bounds what a session keeps for replay: the latest events resume, a resumption past a dropped one is 400', T, async () => {
   const s = await startWeb(['--http', '0', '--demo', '--sse-replay-bytes', '3000']);
   try {
-    const init = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const init = postTo(s.http, PING);
     const sid = init.headers['mcp-session-id'];
     // Ten acknowledgements of ~1,000 bytes each for the GET stream, which is
     // not open: the session keeps only what fits in 3,000 bytes.
     for (let i = 1; i <= 10; i++) {
-      const note = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-H', `Mcp-Session-Id: ${sid}`,
-        '-d', JSON.stringify({ jsonrpc: '2.0', method: 'note', params: { text: String(i).padStart(2, '0').repeat(500) } })], s.http);
+      const note = postTo(s.http, { jsonrpc: '2.0', method: 'note', params: { text: String(i).padStart(2, '0').repeat(500) } }, sid);
       assert.equal(note.status, 202);
     }
     const gone = await fetch(s.http, { headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid, 'Last-Event-ID': '0-0' } });
@@ -298,15 +301,14 @@ test('--sse-replay-bytes bounds what a session keeps for replay: the latest even
 test('--max-sessions: a new session ends the one idle longest (then 404 for it), or is refused 503 while every session is busy', T, async () => {
   const s = await startWeb(['--http', '0', '--max-sessions', '2']);
   try {
-    const ping = (headers = []) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', ...headers,
-      '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+    const ping = (sid) => postTo(s.http, PING, sid);
     const [a, b] = [ping(), ping()].map((r) => r.headers['mcp-session-id']);
     // Both idle: a third ends a, the one idle longest (b was used since).
-    assert.equal(ping(['-H', `Mcp-Session-Id: ${b}`]).status, 200);
+    assert.equal(ping(b).status, 200);
     const c = ping();
     assert.equal(c.status, 200);
-    assert.equal(ping(['-H', `Mcp-Session-Id: ${a}`]).status, 404);
-    assert.equal(ping(['-H', `Mcp-Session-Id: ${b}`]).status, 200);
+    assert.equal(ping(a).status, 404);
+    assert.equal(ping(b).status, 200);
     // Both busy (a GET stream open on each): no room, 503.
     const streams = [b, c.headers['mcp-session-id']].map((sid) => {
       const ac = new AbortController();
@@ -323,14 +325,12 @@ test('--max-sessions: a new session ends the one idle longest (then 404 for it),
 test('--session-idle-timeout ends a session idle that long (then 404)', T, async () => {
   const s = await startWeb(['--http', '0', '--session-idle-timeout', '300']);
   try {
-    const ping = (headers = []) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', ...headers,
-      '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
-    const first = ping();
+    const first = postTo(s.http, PING);
     assert.equal(first.status, 200);
     const sid = first.headers['mcp-session-id'];
     // Idle past its timeout: the session ends, and its slot is free again.
     await within(5000, s.waitLog(new RegExp(`session ${sid} ended: idle for 300 ms`)), 'the session to end');
-    assert.equal(ping(['-H', `Mcp-Session-Id: ${sid}`]).status, 404);
+    assert.equal(postTo(s.http, PING, sid).status, 404);
   } finally {
     await s.stop();
   }
@@ -343,7 +343,7 @@ test('weft call over http: a call the drain grace cuts off exits 3, closed befor
     // Until the server serves it (rpc.ping counts what is in flight).
     await within(5000, (async () => {
       for (;;) {
-        const ping = curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-d', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'], s.http);
+        const ping = postTo(s.http, PING);
         if (JSON.parse(ping.body).result.in_flight > 0) return;
         await new Promise((r) => setImmediate(r));
       }
@@ -360,8 +360,7 @@ test('weft call over http: a call the drain grace cuts off exits 3, closed befor
 // rpc.ping counts the requests in flight on the whole server (asked in
 // session `sid`, so that asking starts no session).
 function inFlight(url, sid) {
-  return JSON.parse(curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json', '-H', `Mcp-Session-Id: ${sid}`,
-    '-d', '{"jsonrpc":"2.0","id":"ping","method":"rpc.ping"}'], url).body).result.in_flight;
+  return JSON.parse(postTo(url, { jsonrpc: '2.0', id: 'ping', method: 'rpc.ping' }, sid).body).result.in_flight;
 }
 
 test('--sse-replay-bytes keeps an answer not yet delivered: a POST cut before its answer still resumes after more than the budget went by', T, async () => {
@@ -391,16 +390,15 @@ test('--sse-replay-bytes keeps an answer not yet delivered: a POST cut before it
 test('--max-sessions: "idle longest" counts from when a session stopped being busy, not from its last request', T, async () => {
   const s = await startWeb(['--http', '0', '--demo', '--max-sessions', '2']);
   try {
-    const post = (body, sid) => curl(['-X', 'POST', '-H', `Accept: ${ACCEPT}`, '-H', 'Content-Type: application/json',
-      ...(sid ? ['-H', `Mcp-Session-Id: ${sid}`] : []), '-d', JSON.stringify(body)], s.http);
-    const a = post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }).headers['mcp-session-id'];
+    const post = (body, sid) => postTo(s.http, body, sid);
+    const a = post(PING).headers['mcp-session-id'];
     // a works on a long request; b starts meanwhile and stays idle.
     const slow = fetch(s.http, { method: 'POST', headers: { Accept: ACCEPT, 'Content-Type': 'application/json', 'Mcp-Session-Id': a },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'sleep', params: { ms: 300 } }) }).then((r) => r.text());
     await within(5000, (async () => { while (inFlight(s.http, a) === 0) await new Promise((r) => setImmediate(r)); })(), 'a busy');
-    const b = post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }).headers['mcp-session-id'];
+    const b = post(PING).headers['mcp-session-id'];
     await slow;
-    assert.equal(post({ jsonrpc: '2.0', id: 1, method: 'rpc.ping' }).status, 200);  // a third session: b goes
+    assert.equal(post(PING).status, 200);  // a third session: b goes
     assert.equal(post({ jsonrpc: '2.0', id: 3, method: 'rpc.ping' }, b).status, 404);
     assert.equal(post({ jsonrpc: '2.0', id: 3, method: 'rpc.ping' }, a).status, 200);
   } finally {

@@ -115,7 +115,7 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (2026-11-29: the glue, 26 files, 36,787 gzipped as one and 45,480 file by
+// (2026-11-29: the glue, 26 files, 36,785 gzipped as one and 45,481 file by
 // file; weft.wasm 138,823; weft_module.js 6,639; weft_abi.js 1,133), so
 // that growing past one is a decision: raise it here in a commit whose
 // message gives the reason (a queued array's elements bounded, +91 as one;
