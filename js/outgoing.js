@@ -23,12 +23,15 @@ export function send(ep, recs, count, batch, text) {
     o = message(ep.out, r, text, tuples);
   }
   // A chunk whose buffer its writer gave up (context.js) is transferred
-  // (a chunk is never a tuple).
+  // (a chunk is never a tuple). Not one already gone (empty: the writer
+  // wrote the same buffer twice): Node drops a message whose transfer list
+  // holds a detached buffer without a word, where copying it throws
+  // DataCloneError, which fails the stream as Chromium's post does.
   const pv = !batch && !Array.isArray(o) && o.params !== null && typeof o.params === 'object' ? o.params.value : undefined;
   const buf = pv !== null && typeof pv === 'object' ? ep.transfers.get(pv) : undefined;
   if (buf) ep.transfers.delete(pv);
   try {
-    ep.transport.send(o, false, buf ? [buf] : undefined);
+    ep.transport.send(o, false, buf?.byteLength ? [buf] : undefined);
   } catch (e) {
     sendFailed(ep, o, e);
   }

@@ -133,6 +133,11 @@ TEST_CASE("a malformed answer to a pending call fails that call at once, -32603 
       // Neither "method" nor "result": a server that left out a result it
       // could not encode (JSON.stringify drops undefined).
       {R"({"jsonrpc":"2.0","id":1})", "Invalid response: no \"method\" member"},
+      // A JSON-RPC 1.0 server's answer: without it the call would wait for
+      // its timeout, or for ever.
+      {R"({"id":1,"result":1})", "Invalid response: response \"jsonrpc\" must be exactly \"2.0\""},
+      {R"({"jsonrpc":"1.0","error":{"code":1,"message":"x"},"id":1})",
+       "Invalid response: response \"jsonrpc\" must be exactly \"2.0\""},
   };
   for (Role role : {Role::Peer, Role::Client}) {
     for (const auto& [text, message] : cases) {
@@ -150,6 +155,19 @@ TEST_CASE("a malformed answer to a pending call fails that call at once, -32603 
       CHECK(l.peer->pending() == 0);
     }
   }
+}
+
+TEST_CASE("with ignore_foreign, an answer without \"jsonrpc\":\"2.0\" is foreign traffic: the call it names stays pending",
+          "[policy]") {
+  PolicyLoop l([](PeerOptions& o) { o.ignore_foreign = true; });
+  std::optional<Result<json>> got;
+  REQUIRE(l.peer->call("up", std::nullopt, [&](Result<json> r) { got = std::move(r); }, {}, 0).ok());
+  l.in(R"({"id":1,"result":"another library's"})");
+  CHECK_FALSE(got);
+  CHECK(l.peer->pending() == 1);
+  l.in(R"({"jsonrpc":"2.0","result":2,"id":1})");
+  REQUIRE(got);
+  CHECK(got->value() == 2);
 }
 
 TEST_CASE("a message without method, result or error is -32600 to a peer, ignored by a client, when it answers no call",

@@ -191,23 +191,71 @@ TEST_CASE("opens whose requests never come do not stop later streams: past max_i
   CHECK(c.chunks.size() == 3);
 }
 
-TEST_CASE("past max_in_flight the open that arrived first goes: one opened again counts from then", "[stream][limits]") {
+TEST_CASE("past max_in_flight the older half of the opens goes: one opened again counts from then",
+          "[stream][limits]") {
   PeerLimits limits;
   limits.max_in_flight = 4;
-  Pair p(limits);
+  std::vector<std::string> diags;
+  Pair p(limits, [&](PeerOptions& o, bool server) {
+    if (server) o.diagnostic = [&](const Diagnostic& d) { diags.push_back(d.message); };
+  });
   serve_count(*p.server);
   auto open = [&](int id) { p.server->receive(Item{Notification{"$/weft/open", json{{"id", id}, {"credit", 8}}}}); };
   for (int id = 1; id <= 4; ++id) open(id);
   open(1);  // again: now the newest
-  open(5);  // one too many: 2 goes, not 1
-  for (int id : {1, 2, 5}) p.server->receive(Item{Request{Id::integer(id), "count", json{{"n", 1}}}});
+  open(5);  // one too many: 2 and 3 go, not 1 or 4
+  CHECK(diags == std::vector<std::string>{"too many $/weft/open awaiting their requests; the older half dropped"});
+  for (int id : {1, 2, 3, 4, 5}) p.server->receive(Item{Request{Id::integer(id), "count", json{{"n", 1}}}});
   p.run();
   std::set<std::int64_t> streamed;
   for (const auto& text : p.from_server) {
     json m = json::parse(text);
     if (m.value("method", "") == "$/weft/chunk") streamed.insert(m["params"]["id"].get<std::int64_t>());
   }
-  CHECK(streamed == std::set<std::int64_t>{1, 5});
+  CHECK(streamed == std::set<std::int64_t>{1, 4, 5});
+}
+
+TEST_CASE("a $/weft/open whose credit is not a non-negative number: its request is refused -32600, not left waiting",
+          "[stream][rules]") {
+  for (const json& credit : {json(-1), json("5"), json(-0.5), json(nullptr)}) {
+    Pair p;
+    serve_count(*p.server);
+    p.server->receive(Item{Notification{"$/weft/open", json{{"id", 1}, {"credit", credit}}}});
+    p.server->receive(Item{Request{Id::integer(1), "count", json{{"n", 2}}}});
+    p.run();
+    INFO(credit.dump());
+    REQUIRE(p.from_server.size() == 1);
+    CHECK(p.from_server[0] ==
+          R"({"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: its $/weft/open's credit is not a non-negative number"},"id":1})");
+  }
+  // A grant keeps the whole part of its number (streams.txt).
+  Pair p;
+  serve_count(*p.server);
+  p.server->receive(Item{Notification{"$/weft/open", json{{"id", 1}, {"credit", 2.5}}}});
+  p.server->receive(Item{Request{Id::integer(1), "count", json{{"n", 2}}}});
+  p.run();
+  CHECK(p.from_server.size() == 3);  // two chunks and the answer
+}
+
+TEST_CASE("a flood of opens whose requests never come costs O(1) per open", "[stream][limits]") {
+  // Every drop sweeps the older half at once: a flood of n opens past the
+  // limit sweeps about 2n / max_in_flight times, not n.
+  PeerLimits limits;
+  limits.max_in_flight = 1000;
+  std::size_t sweeps = 0;
+  Pair p(limits, [&](PeerOptions& o, bool server) {
+    if (server)
+      o.diagnostic = [&](const Diagnostic& d) { sweeps += d.message.find("$/weft/open awaiting") != std::string::npos; };
+  });
+  serve_count(*p.server);
+  for (int id = 0; id < 20000; ++id)
+    p.server->receive(Item{Notification{"$/weft/open", json{{"id", id}, {"credit", 8}}}});
+  CHECK(sweeps == 38);  // at 1,000 and then every 500
+  Consumer c;
+  REQUIRE(p.client->stream("count", json{{"n", 2}}, c.options(8), c.callback(), {}, 0).ok());
+  p.run();
+  REQUIRE(c.done);
+  CHECK(c.chunks.size() == 2);
 }
 
 TEST_CASE("a chunk beyond the granted credit fails the call with -32600 and cancels it", "[stream][rules]") {

@@ -170,6 +170,22 @@ describe('weft call / notify', () => {
     assert.equal(r.code, 0);
   });
 
+  test('an error with id null answers the one call a connection carried, and no call once it carried more', async () => {
+    // A server that reads nothing: every line gets -32700 with id null.
+    const server = `node -e "require('readline').createInterface({input: process.stdin}).on('line', () => ` +
+      `console.log(JSON.stringify({jsonrpc: '2.0', id: null, error: {code: -32700, message: 'Parse error'}})))"`;
+    let r = await runCli(['call', '--session', '--exec', server, '--framing', 'ndjson', '--timeout', '5000'], { input: 'ping\n' });
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: 1 });
+    // A notification went first: the error may be its, so it answers no line
+    // and the call waits for its timeout.
+    r = await runCli(['call', '--session', '--exec', server, '--framing', 'ndjson', '--timeout', '300'],
+      { input: '{"jsonrpc":"2.0","method":"note"}\nping\n' });
+    assert.equal(r.code, 4, r.stderr);
+    assert.equal(JSON.parse(r.stdout).error.code, -32001);
+    assert.match(r.stderr, /-32700/);
+  });
+
   test('a -32002 the server answers is its error (exit 1, the object on stderr), not a lost connection', async () => {
     const server = `node -e "require('readline').createInterface({input: process.stdin}).on('line', (l) => { const m = JSON.parse(l); ` +
       `console.log(JSON.stringify({jsonrpc: '2.0', id: m.id, error: {code: -32002, message: 'upstream closed', data: 7}})); })"`;

@@ -450,3 +450,27 @@ test('a chunk the transport cannot send fails the stream -32603 on both ends, no
     assert.equal(server.stats().inFlight, 0);
   } finally { done(); }
 });
+
+test('a buffer written twice was given up by the first write: the second fails the stream -32603, not lost on the way', T, async () => {
+  // The first write transfers the buffer (transfer: true is the default);
+  // posting it again with a transfer list is dropped by Node's postMessage
+  // without an error, so the caller would get a stream short of a chunk.
+  const { client, server, done } = pair(undefined, { onDiagnostic: () => {} });
+  const writes = [];
+  server.method('padding', async ({ n }, ctx) => {
+    const zeros = new Uint8Array(1024);
+    for (let i = 0; i < n; i++) await ctx.sink.write(zeros).then(() => writes.push('ok'), (e) => writes.push(e.code));
+    return { chunks: n };
+  });
+  try {
+    const s = client.stream('padding', { n: 3 });
+    const got = [];
+    await assert.rejects((async () => { for await (const v of s) got.push(v.byteLength); })(),
+      (e) => e.code === ErrorCode.InternalError && /detached/.test(e.message));
+    await assert.rejects(s.result, (e) => e.code === ErrorCode.InternalError);
+    assert.deepEqual(got, [1024]);
+    await turn();
+    assert.equal(writes[0], 'ok');
+    assert.equal(writes.at(-1), ErrorCode.Closed, 'writes after it are refused');
+  } finally { done(); }
+});

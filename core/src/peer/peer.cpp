@@ -133,12 +133,15 @@ void Peer::receive(Document&& doc) { receive(classify(std::move(doc), s_->opts.l
 
 namespace {
 
-// Whether `bad` is a malformed answer to a call this side made: no "method",
-// a JSON-RPC 2.0 message, and its id is a pending call's. A message with
-// neither "method" nor "result"/"error" is one too when its id is pending
-// (a server that left out a result it could not encode).
+// Whether `bad` is a malformed answer to a call this side made: no "method"
+// and its id is a pending call's. A message with neither "method" nor
+// "result"/"error" is one too when its id is pending (a server that left out
+// a result it could not encode); so is one without "jsonrpc":"2.0" (a 1.0
+// server), unless such values are foreign traffic to ignore (ignore_foreign:
+// another library's message on a shared window may carry the same id).
 bool answers_own_call(const PeerState& s, const Invalid& bad) {
-  return !bad.call && !bad.foreign && bad.id.kind() == Id::Kind::Int && s.pending.count(bad.id.as_int()) > 0;
+  return !bad.call && !(bad.foreign && s.opts.ignore_foreign) && bad.id.kind() == Id::Kind::Int &&
+         s.pending.count(bad.id.as_int()) > 0;
 }
 
 // A batch that is not all foreign keeps its foreign elements: the array as a

@@ -265,6 +265,9 @@ WEFT_COLD Error not_found(const std::string& method) {
 WEFT_COLD Error overloaded(std::size_t limit) {
   return Error(code::kOverloaded, "Too many requests in flight (limit " + std::to_string(limit) + ")");
 }
+WEFT_COLD Error malformed_open() {
+  return Error(code::kInvalidRequest, "Invalid Request: its $/weft/open's credit is not a non-negative number");
+}
 // LSP: "$/" notifications may be ignored by servers that do not know them.
 WEFT_COLD void unhandled(PeerState& s, const std::string& method) {
   s.diag(Diagnostic::Kind::UnhandledNotification, "no handler for notification \"" + method + "\"");
@@ -395,6 +398,8 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
     return c.fail(not_found(method));
   }
   if (answer && s.answering >= s.opts.limits.max_in_flight) return c.fail(overloaded(s.opts.limits.max_in_flight));
+  // Its stream would wait for credit that was never granted: refused instead.
+  if (out && out->malformed) return c.fail(malformed_open());
   const detail::Registered& r = m->second;
 
   // The handler gets the params where they are: the message's own member

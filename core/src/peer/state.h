@@ -81,6 +81,7 @@ struct StreamOut {
   std::size_t head = 0;         // queue[head] is the next to send
   std::function<void()> on_writable;
   std::optional<Result<json>> answer;  // given while chunks were queued
+  bool malformed = false;       // its $/weft/open's credit was not a count: the request is refused
 };
 
 // A $/weft/open that arrived before its request (it is sent just before it).
@@ -89,6 +90,7 @@ struct Opening {
   bool stream = false;
   bool progress = false;
   std::uint64_t order = 0;  // arrival: the oldest goes first when they are too many
+  bool malformed = false;   // its credit was not a count (StreamOut::malformed)
 };
 
 // An incoming request being served by an async handler.

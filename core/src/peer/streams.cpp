@@ -125,6 +125,7 @@ std::unique_ptr<StreamOut> take_opening(PeerState& s, const Id& id) {
   out->stream = it->second.stream;
   out->progress = it->second.progress;
   out->credit = it->second.credit;
+  out->malformed = it->second.malformed;
   s.openings.erase(it);
   return out;
 }
@@ -244,14 +245,19 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
     }
     // $/weft/open precedes its request; the request picks it up (dispatch).
     // One whose request never comes (refused at its frame, unsendable on the
-    // caller's side) would stay: past max_in_flight the oldest goes, so the
-    // table stays bounded and a new stream still opens.
+    // caller's side) would stay: past max_in_flight the older half goes, so
+    // the table stays bounded and a new stream still opens. Half, not one:
+    // finding the oldest is a walk of the table, and a flood of opens would
+    // pay that walk per message; once per max_in_flight / 2 opens it is O(1)
+    // per open. An open waits for a request sent right after it, so the
+    // newer half holds every open still expected.
     if (openings.size() >= opts.limits.max_in_flight && !openings.count(*id)) {
-      auto oldest = std::min_element(openings.begin(), openings.end(), [](const auto& a, const auto& b) {
-        return a.second.order < b.second.order;
-      });
-      diag(Diagnostic::Kind::IgnoredMessage, "too many $/weft/open awaiting their requests; the oldest dropped");
-      openings.erase(oldest);
+      // Orders are unique and below openings_seen: at most `keep` are at or
+      // past the cutoff.
+      const std::uint64_t keep = opts.limits.max_in_flight / 2;
+      const std::uint64_t cutoff = openings_seen - std::min<std::uint64_t>(keep, openings_seen);
+      for (auto i = openings.begin(); i != openings.end();) i = i->second.order < cutoff ? openings.erase(i) : std::next(i);
+      diag(Diagnostic::Kind::IgnoredMessage, "too many $/weft/open awaiting their requests; the older half dropped");
     }
     // After a handshake, only what was agreed is opened.
     Opening& o = openings[*id];
@@ -259,6 +265,7 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
     o.stream = p.contains("credit") && allows("streams");
     o.credit = n;
     o.progress = flag_of(p, "progress") && allows("progress");
+    o.malformed = !grant;
     return true;
   }
 
