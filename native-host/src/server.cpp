@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -25,6 +26,16 @@
 namespace weft::host {
 
 using detail::Session;
+
+namespace {
+
+// A connection refused over max_connections is closed once the client has
+// closed it, or after this long at the latest (Server::Impl::refuse).
+constexpr Millis kRefusedLingerMs = 1000;
+// At most this many refused connections linger at a time; more close at once.
+constexpr std::size_t kMaxRefusedLingering = 64;
+
+}  // namespace
 
 struct Server::Impl {
   boost::asio::io_context io{1};
@@ -51,6 +62,7 @@ struct Server::Impl {
   // closed, whether or not its own drain timer managed to.
   std::optional<boost::asio::steady_timer> stop_deadline;
   std::size_t refused = 0;
+  std::size_t refused_lingering = 0;  // refuse(): connections not closed yet
   std::uint64_t next_id = 1;
   bool stopping = false;
   DrainNotice notice;  // what stop() announced (docs/protocol.md, "Drain")
@@ -176,8 +188,24 @@ struct Server::Impl {
     });
   }
 
+  // A refused connection (refuse()) waiting for the client to close: our
+  // sending side is shut down; what arrives is read and discarded.
+  template <class Socket>
+  struct Refused {
+    Refused(Socket s, boost::asio::io_context& io) : socket(std::move(s)), timer(io) {}
+    Socket socket;
+    boost::asio::steady_timer timer;
+    std::array<char, 4096> discard;
+  };
+
   // Over the connection limit: one id-null -32003 answer, written without
-  // waiting (a fresh socket's buffer has room for it), then the socket closes.
+  // waiting (a fresh socket's buffer has room for it), then a graceful
+  // close. Closing with the client's request unread would reset the
+  // connection (TCP) or fail its write (EPIPE) and lose the -32003 before
+  // the client reads it (docs/reliability.md, "connections over the limit");
+  // so the socket is read until the client closes, bounded in time
+  // (kRefusedLingerMs) and in number (kMaxRefusedLingering, beyond which it
+  // closes at once) so that refused clients hold nothing the limit protects.
   template <class Socket>
   void refuse(Socket& socket, Framing framing) {
     if (refused++ % 1000 == 0)
@@ -193,7 +221,31 @@ struct Server::Impl {
     boost::system::error_code ec;
     socket.non_blocking(true, ec);
     socket.write_some(boost::asio::buffer(frame), ec);
-    socket.close(ec);
+    socket.shutdown(Socket::shutdown_send, ec);
+    if (ec || refused_lingering >= kMaxRefusedLingering) {
+      socket.close(ec);
+      return;
+    }
+    ++refused_lingering;
+    auto r = std::make_shared<Refused<Socket>>(std::move(socket), io);
+    r->timer.expires_after(std::chrono::milliseconds(kRefusedLingerMs));
+    r->timer.async_wait([r](const boost::system::error_code& e) {
+      boost::system::error_code ignored;
+      if (!e) r->socket.close(ignored);  // ends the read below
+    });
+    discard(r);
+  }
+
+  template <class Socket>
+  void discard(const std::shared_ptr<Refused<Socket>>& r) {
+    r->socket.async_read_some(boost::asio::buffer(r->discard),
+                              [this, r](const boost::system::error_code& ec, std::size_t) {
+                                if (!ec) return discard(r);
+                                r->timer.cancel();
+                                boost::system::error_code ignored;
+                                r->socket.close(ignored);
+                                --refused_lingering;
+                              });
   }
 
   DrainNotice make_notice(std::string reason) const {

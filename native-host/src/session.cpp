@@ -97,6 +97,10 @@ void Session::on_read(const boost::system::error_code& ec, std::size_t n) {
     pass([&] { conn_->feed(std::string_view(rbuf_.data(), n), last_read_); });
   }
   if (closed_) return;
+  if (!write_failed_.empty()) {
+    fail(write_failed_);
+    return;
+  }
   if (frame_timed_out_) {  // expired by feed(): the bytes came after the deadline
     fail("partial frame not completed within the frame read timeout; closing");
     return;
@@ -144,7 +148,7 @@ void Session::poke() {
 }
 
 void Session::flush() {
-  if (closed_ || writing_ || pending_.empty()) return;
+  if (closed_ || writing_ || pending_.empty() || !write_failed_.empty()) return;
   writing_ = true;
   wbuf_.swap(pending_);  // pending_ takes wbuf_'s (cleared) capacity
   woff_ = 0;
@@ -170,6 +174,13 @@ void Session::on_write(const boost::system::error_code& ec, std::size_t n) {
   }
   if (ec) {
     writing_ = false;
+    // The other side may have answered before it closed (a server refusing
+    // the connection over its limit writes -32003, then closes): the read in
+    // flight delivers that first, then the session fails (on_read).
+    if (reading_) {
+      write_failed_ = "write: " + ec.message();
+      return;
+    }
     fail("write: " + ec.message());
     return;
   }

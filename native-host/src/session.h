@@ -122,6 +122,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool closed_ = false;
   std::optional<Millis> drain_deadline_;
   std::string close_why_;
+  // A write failed while a read was in flight (on_write): the session fails
+  // with this once that read has completed.
+  std::string write_failed_;
 };
 
 }  // namespace weft::host::detail

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -148,6 +150,56 @@ TEST_CASE("requests and notifications from the server are served by the client's
   REQUIRE(progress.size() == 1);
   CHECK(progress[0] == json::array({50}));
   CHECK(counted->result == 2);  // notifications sent before the call arrived first
+}
+
+TEST_CASE("notify_and_close on a connection a call or a stream opened: Ok at once, delivered, closed") {
+  TempDir dir;
+  Running srv(quiet_server());
+  std::atomic<int> notes{0};
+  srv.server.on_peer([&](weft::Peer& p) {
+    weft::host::register_bytes(p);
+    p.method("ping", weft::SyncHandler([](const json&) -> weft::Result<json> { return json("pong"); }));
+    p.notification("seen", [&](const json&) { ++notes; });
+    // Read on the server's thread: notifications seen, connections open.
+    p.method("state", weft::SyncHandler([&](const json&) -> weft::Result<json> {
+               return json::array({notes.load(), srv.server.connections()});
+             }));
+  });
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
+  // Delivered and closed, soon after: only the probe's connection is left.
+  weft::host::BlockingClient probe(config(address));
+  auto settled = [&](int want) {
+    json st;
+    for (int i = 0; i < 200; ++i) {
+      st = probe.call("state", std::nullopt, {.timeout = 5000}).result;
+      if (st == json::array({want, 1})) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(st == json::array({want, 1}));
+  };
+
+  weft::host::BlockingClient c(config(address));
+  SECTION("after a call") {
+    REQUIRE(c.call("ping", std::nullopt, {.timeout = 5000}).ok());
+  }
+  SECTION("after a stream") {
+    auto s = c.stream("bytes", json{{"count", 2}, {"size", 1}}, {.timeout = 5000});
+    while (s.next()) {
+    }
+    REQUIRE(s.outcome().ok());
+  }
+  REQUIRE(c.client().state() == Client::State::Open);
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o = c.notify_and_close("seen", json::array({1}), 5000);
+  CHECK(o.status == S::Ok);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
+  CHECK(c.client().state() == Client::State::Closed);
+  settled(1);
+  // Without a timeout: nothing but the close ends the wait.
+  weft::host::BlockingClient c2(config(address));
+  REQUIRE(c2.call("ping", std::nullopt, {.timeout = 5000}).ok());
+  CHECK(c2.notify_and_close("seen", std::nullopt).status == S::Ok);
+  settled(2);
 }
 
 TEST_CASE("cancel settles the call with -32800 at once and sends $/cancelRequest") {

@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { FrameDecoder, connectUnix, encodeFrame, killAll, runCli, startServer, tempDir, within } from './helpers.mjs';
+import { FrameDecoder, connectTcp, connectUnix, encodeFrame, killAll, runCli, startServer, tempDir, within } from './helpers.mjs';
 
 const tmp = tempDir();
 after(() => {
@@ -179,6 +179,13 @@ describe('weft serve limits', () => {
     assert.equal(r.id, null);
     assert.match(r.error.message, /too many connections \(max 3\)/);
     await within(5000, closed(extra.socket), 'refused socket closed');
+    // `weft call` over the limit reports the server's -32003 as its error answer (exit 1),
+    // not a write to the closed socket: the server lets the request in before it closes.
+    for (let i = 0; i < 5; i++) {
+      const r = await runCli(['call', '--unix', p, '--retries', '0', 'rpc.ping']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /-32003.*too many connections \(max 3\)/);
+    }
     // A freed slot is usable again.
     held[0].socket.destroy();
     const { client } = held[1];
@@ -191,6 +198,48 @@ describe('weft serve limits', () => {
     for (const h of held) h.socket.destroy();
     srv.kill('SIGTERM');
     await within(8000, srv.exited);
+  });
+
+  test('weft call over --max-connections on TCP gets -32003 as its answer; a refused client holds no slot', async () => {
+    const srv = await startServer(['serve', '--tcp', '127.0.0.1:0', '--max-connections', '1']);
+    const port = Number(/listening on tcp:127\.0\.0\.1:(\d+)/.exec(srv.stderrText)[1]);
+    const held = await connectTcp(port);
+    assert.equal((await within(5000, held.client.request('rpc.ping'))).result.status, 'ok');
+    for (let i = 0; i < 5; i++) {
+      const r = await runCli(['call', '--tcp', `127.0.0.1:${port}`, '--retries', '0', 'rpc.ping']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /-32003.*too many connections \(max 1\)/);
+    }
+    // A refused client that never closes and keeps sending is closed within a second or so.
+    const s = net.createConnection({ host: '127.0.0.1', port, allowHalfOpen: true });
+    await new Promise((resolve) => s.once('connect', resolve));
+    s.on('error', () => {});
+    s.resume();
+    const flood = setInterval(() => s.write(Buffer.alloc(1000)), 10);
+    const t0 = Date.now();
+    await within(5000, closed(s), 'refused socket closed');
+    clearInterval(flood);
+    assert.ok(Date.now() - t0 < 3000, `closed after ${Date.now() - t0} ms`);
+    held.socket.destroy();
+    srv.kill('SIGTERM');
+    await within(8000, srv.exited);
+  });
+
+  test('a server that answers and closes before reading the call: weft call still reports its answer, not the failed write', async () => {
+    // The refusal, then the close, without reading what the client sends
+    // (as a server that does not linger does): the client's write fails,
+    // and the answer it had already received must still be what it reports.
+    const p = sockPath();
+    const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32003, message: 'Server overloaded: full' }, id: null });
+    const srv = net.createServer((c) => { c.end(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`); c.destroy(); });
+    await new Promise((resolve) => srv.listen(p, resolve));
+    try {
+      for (let i = 0; i < 20; i++) {
+        const r = await runCli(['call', '--unix', p, '--framing', 'lsp', '--retries', '0', 'rpc.ping']);
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /-32003.*Server overloaded: full/);
+      }
+    } finally { srv.close(); }
   });
 
   test('--idle-timeout closes a silent connection, not one with a call in flight', async () => {

@@ -109,6 +109,45 @@ describe('weft call --session', () => {
     assert.deepEqual(lines(r.stdout), [{ jsonrpc: '2.0', error: { code: -32600, message: 'line 1: "jsonrpc" must be "2.0"' }, id: null }]);
   });
 
+  test('a typed rpc.handshake offering compression is refused -32602 with its id, not sent; --compress agrees on it', async () => {
+    const zsock = path.join(tmp.dir, 'session-zstd.sock');
+    const srv = await startServer(['serve', '--unix', zsock, '--demo', '--handshake', '--compress', 'zstd']);
+    const hs = (id, capabilities) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'rpc.handshake',
+        params: { version: '1.0', capabilities, compression_preference: ['zstd'] },
+      });
+    const big = `echo ["${'a'.repeat(3000)}"]`;
+    const typed = 'rpc.handshake {"version":"1.0","capabilities":["streams","compression"],"compression_preference":["zstd"]}';
+    const r = await runCli(['call', '--session', '--unix', zsock], {
+      input: [hs(1, ['compression']), typed, hs(3, ['streams']), big, 'sum [1, 2]'].join('\n') + '\n',
+    });
+    assert.equal(r.code, 1, r.stderr);
+    const out = lines(r.stdout);
+    assert.equal(out.length, 5);
+    for (const [k, id] of [[0, 1], [1, 2]]) {
+      assert.equal(out[k].id, id);
+      assert.equal(out[k].error.code, -32602);
+      assert.match(out[k].error.message, new RegExp(`^line ${id}: rpc.handshake offering compression .*--compress zstd`));
+    }
+    // Without "compression" among the capabilities nothing is agreed on it: sent as typed.
+    assert.equal(out[2].id, 3);
+    assert.equal(out[2].result.compression_used, undefined);
+    assert.deepEqual(out[3], { jsonrpc: '2.0', result: ['a'.repeat(3000)], id: 4 });
+    assert.deepEqual(out[4], { jsonrpc: '2.0', result: 3, id: 5 });
+    // With --compress the session's own handshake agrees on zstd; large answers are read.
+    const z = await runCli(['call', '--session', '--unix', zsock, '--compress', 'zstd'], { input: `${big}\nsum [1, 2]\n` });
+    assert.equal(z.code, 0, z.stderr);
+    assert.deepEqual(lines(z.stdout), [
+      { jsonrpc: '2.0', result: ['a'.repeat(3000)], id: 1 },
+      { jsonrpc: '2.0', result: 3, id: 2 },
+    ]);
+    srv.kill('SIGTERM');
+    await within(8000, srv.exited);
+  });
+
   test('a notification too large to send is logged and makes the exit status 3', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', method: 'update', params: ['x'.repeat(10_000_100)] });
     const r = await session(`sum [1]\n${big}\n`);

@@ -22,6 +22,25 @@ SessionLine bad(std::size_t n, int code, const std::string& why) {
   return l;
 }
 
+// A typed rpc.handshake offering compression (the capability
+// "compression", docs/protocol.md "Compression") is refused here: a server
+// that agrees compresses its next large answers, which this session's
+// connection, set up without --compress, cannot read. --compress makes the
+// session's own handshake agree on it, on every connection.
+SessionLine checked(SessionLine l, std::size_t n) {
+  if (l.method != "rpc.handshake" || !l.params || !l.params->is_object()) return l;
+  auto caps = l.params->find("capabilities");
+  if (caps == l.params->end() || !caps->is_array() ||
+      std::find(caps->begin(), caps->end(), json("compression")) == caps->end())
+    return l;
+  Id id = l.kind == SessionLine::Kind::Call ? l.id : Id();
+  l = bad(n, code::kInvalidParams,
+          "rpc.handshake offering compression is not sent from session mode (its answers would arrive "
+          "compressed); pass --compress zstd to weft call instead");
+  l.id = std::move(id);
+  return l;
+}
+
 }  // namespace
 
 SessionLine parse_session_line(const std::string& raw, std::size_t n, const CodecLimits& limits) {
@@ -55,7 +74,7 @@ SessionLine parse_session_line(const std::string& raw, std::size_t n, const Code
     } else {
       l.kind = SessionLine::Kind::Notify;
     }
-    return l;
+    return checked(std::move(l), n);
   }
   const auto space = line.find_first_of(" \t");
   l.method = line.substr(0, space);
@@ -68,7 +87,7 @@ SessionLine parse_session_line(const std::string& raw, std::size_t n, const Code
   }
   l.kind = SessionLine::Kind::Call;
   l.id = Id::integer(static_cast<std::int64_t>(n));
-  return l;
+  return checked(std::move(l), n);
 }
 
 std::string session_answer(const Id& id, const host::Outcome& o) {

@@ -19,7 +19,7 @@ struct SessionLine {
   Id id;                      // the id echoed in the answer, exactly (a number keeps its text)
   std::string method;
   std::optional<json> params;
-  Error error;                // Bad: -32700 / -32600 naming the problem
+  Error error;                // Bad: -32700 / -32600 / -32602 naming the problem
 };
 // A JSON line is read by the JSON codec, within `limits` (--max-depth).
 SessionLine parse_session_line(const std::string& line, std::size_t number, const CodecLimits& limits = {});

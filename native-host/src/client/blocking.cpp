@@ -52,6 +52,9 @@ Outcome BlockingClient::call(const std::string& method, const std::optional<json
 Outcome BlockingClient::notify_and_close(const std::string& method, const std::optional<json>& params,
                                          std::optional<Millis> timeout) {
   Outcome out;
+  // On an open connection (after a call or a stream) notify() writes the
+  // notification at once and no connection event follows: close now.
+  const bool was_open = client_->state() == Client::State::Open;
   auto r = client_->notify(method, params);
   if (!r) {
     out.status = Outcome::Status::ConnectFailed;
@@ -74,12 +77,16 @@ Outcome BlockingClient::notify_and_close(const std::string& method, const std::o
       st->why = Error(code::kClosed, w);
     }
   };
+  if (was_open) {
+    st->connected = true;
+    c->shutdown([st] { st->closed = true; });
+  }
   std::optional<boost::asio::steady_timer> t;
   if (timeout) {
     t.emplace(io_, std::chrono::milliseconds(*timeout));
     t->async_wait([st](const boost::system::error_code& ec) { st->timed_out = !ec; });
   }
-  client_->connect();
+  if (!was_open) client_->connect();
   // Connection failures end in the Client's failing the waiting notification
   // silently; the state going back to Idle says so.
   run_until([&] {

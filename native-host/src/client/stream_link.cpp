@@ -154,13 +154,18 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
       if (auto self = w.lock()) self->finish(why);
     };
     opened_ = true;
-    // `opened` runs first (not inside the client's own call: start() may be),
-    // then reading starts, so nothing the server sends arrives before it.
+    // `opened` runs posted (not inside the client's own call: start() may
+    // be). Reading starts just before it sends the calls: what the server
+    // sent already (a refusal: an error with id null, then its close, as over
+    // max_connections) is then read before our write to the closed socket
+    // fails, and answers the call; the read's handler still runs after
+    // `opened` (Asio never completes an operation inside the call that
+    // starts it), so nothing the server sends arrives before it.
     boost::asio::post(io_, [self = shared_from_this()] {
       if (self->closing_) return;
       if (self->cfg_.handshake) return self->offer_handshake();
+      self->session_->start();
       if (self->hooks_.opened) self->hooks_.opened();
-      if (!self->closing_) self->session_->start();
     });
   }
 
