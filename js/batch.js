@@ -14,9 +14,10 @@ export function abortError(signal) {
   return e;
 }
 
-/** Method name `m` as a string; a TypeError, before anything is held or sent, if String() throws. */
+/** Method name `m` as a string; a TypeError, before anything is held or sent, if none or String() throws. */
 export function methodName(m) {
   if (typeof m === 'string') return m;
+  if (m == null) throw new TypeError(`method name: expected a string, got ${m}`);
   try { return String(m); } catch (e) { throw new TypeError(`method name: String() threw: ${e?.message ?? e}`, { cause: e }); }
 }
 
@@ -38,7 +39,8 @@ export function batch(ep, entries, options) {
   const opts = options ?? {};
   const signal = ep._signal(opts.signal);
   const t = ep._timeoutArg(opts.timeout);
-  const items = entries.map((e) => {
+  const items = entries.map((e, i) => {
+    if (Object(e) !== e) throw new TypeError(`batch(): entry ${i} is not an object`);
     // A notification's rec only settles its promise.
     const item = { method: methodName(e.method), params: e.params, rec: null, p: null, call: !e.notification };
     item.p = new Promise((resolve, reject) => {

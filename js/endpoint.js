@@ -17,7 +17,7 @@ import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
 import { sendFailed } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
-import { requestWithRetry } from './retry.js';
+import { ownTimeouts, requestWithRetry } from './retry.js';
 import { register } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
@@ -36,18 +36,27 @@ function handshakeOffer(o) {
 }
 
 export class Endpoint {
-  constructor(transport, role, options = {}) {
+  constructor(transport, role, options) {
+    options ??= {};  // null as omitted
     this.transport = transport;
     this.role = role;
     this.h = 0;
     this.timeout = this._timeoutArg(options.timeout) === A.TIMEOUT_DEFAULT ? 10000 : options.timeout;
-    this.limits = options.limits ?? {};
+    // As _weft_create takes them (index.d.ts EndpointLimits); a bad one throws, as a
+    // bad timeout does. maxStreamChunk's 0 is the default (-1), Infinity none (0).
+    this.limits = ['maxInFlight', 'maxPending', 'maxBatch', 'rateLimit', 'rateWindow', 'maxStreamChunk'].map((k, i) => {
+      const v = options.limits?.[k] ?? 0;
+      if (!(typeof v == 'number' && v >= 0 && (v % 1 == 0 || v >= 2 ** 32)))
+        throw new RangeError(`limits.${k} must be an integer >= 0 or Infinity, got ${String(v)}`);
+      return i < 5 ? v : v === Infinity ? 0 : v || -1;
+    });
     this.onDiagnostic = options.onDiagnostic;
     this.onDrain = options.onDrain;
     this.handshakeOffer = options.handshake ? handshakeOffer(options.handshake) : null;
     this.clock = options.clock ?? systemClock;
     this.callNow = callClock(this.clock);  // a call's deadline counts from here
-    this.ignoreForeign = options.ignoreForeign ?? true;  // postMessage channels carry other traffic
+    // postMessage channels carry other traffic; a WebSocket carries only JSON-RPC.
+    this.ignoreForeign = options.ignoreForeign ?? !transport?.dedicated;
     this.handlers = [];
     this.calls = [];            // token → call record
     this.freeCalls = [];
@@ -58,7 +67,9 @@ export class Endpoint {
     this.out = new Outbound();
     this.timer = new DeadlineTimer(this.clock, (t) => {
       if (!this.h) return;
+      this.due = 1;  // its timeouts are final (retry.js)
       const d = X._weft_advance(this.h, t);
+      this.due = 0;
       if (this.live > 0) this._arm(d, t);
     });
     this.closedError = null;
@@ -74,18 +85,15 @@ export class Endpoint {
       transport.onClose(() => this._close(ErrorCode.Closed, 'Transport closed'));
     if (typeof transport.onSendError === 'function')
       transport.onSendError((m, e) => sendFailed(this, m, e));
+    if (typeof transport.onUndecodable === 'function') transport.onUndecodable((why) => this._undecodable(why));
     whenLoaded(this);
   }
 
   _init() {
     if (this.destroyed) return;
     const t = this.timeout;
-    const l = this.limits;
     const hs = this.handshakeOffer ? put(JSON.stringify(this.handshakeOffer)) : 0;
-    // maxStreamChunk: omitted or 0 the core's default (-1), Infinity none (0).
-    const chunk = l.maxStreamChunk === Infinity ? 0 : l.maxStreamChunk > 0 ? l.maxStreamChunk : -1;
-    this.h = X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1,
-      l.maxInFlight ?? 0, l.maxPending ?? 0, l.maxBatch ?? 0, l.rateLimit ?? 0, l.rateWindow ?? 0, chunk, hs,
+    this.h = X._weft_create(this.role, this.ignoreForeign ? 1 : 0, t > 0 && t !== Infinity ? t : -1, ...this.limits, hs,
       // A channel other endpoints hear too (a window): ids from a random
       // start up to 2^40, far below 2^53 where a number stops being exact.
       this.transport.shared ? 1 + Math.floor(Math.random() * 2 ** 40) : 1);
@@ -103,6 +111,7 @@ export class Endpoint {
         case 'n': this.notify(op[1], op[2]); break;
         case 'b': sendBatch(this, op[1], op[2], op[3]); break;
         case 'r': this._receive(op[1]); break;
+        case 'u': this._undecodable(op[1]); break;
         // The transport closed before the core loaded (_close).
         case 'x': X._weft_close(this.h, op[1], put(op[2])); break;
       }
@@ -126,6 +135,12 @@ export class Endpoint {
     if (this.destroyed) return;
     if (this.queue) this.queue.push(['r', data]);
     else this._receive(data);
+  }
+  // A frame the transport could not read: the core answers it (-32700).
+  _undecodable(why) {
+    if (this.destroyed) return;
+    if (this.queue) this.queue.push(['u', why]);
+    else if (this.h) X._weft_undecodable(this.h, put(String(why)));
   }
 
   // Any value: the core decides what it is, and what to ignore (role, foreign).
@@ -319,6 +334,7 @@ export class Endpoint {
     const rec = this._finish(token);
     if (!rec) return;
     const err = new RPCError(code, message, data);
+    if (this.due) ownTimeouts.add(err);
     if (rec.metrics) err.metrics = rec.metrics;  // an error answer's own metrics
     if (rec.signal?.aborted && code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;
     else if (rec.sendError && code === ErrorCode.Closed) err.cause = rec.sendError;

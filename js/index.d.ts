@@ -126,9 +126,10 @@ export interface CallOptions {
    */
   onMetrics?: (metrics: ResponseMetrics) => void;
   /**
-   * Retry on a retryable error (timeout, -32003, -32004, -32005), for idempotent
+   * Retry on a retryable error (-32001 answered by the other side, -32003, -32004, -32005), for idempotent
    * calls only: up to 5 attempts, backoff 100, 200+rand(50), 400+rand(100), 800+rand(200) ms,
-   * or the error's data.retry_after when longer.
+   * or the error's data.retry_after when longer. The call's own timeout (this
+   * side's -32001) is final, never retried, as in the native client.
    */
   retry?: boolean;
 }
@@ -201,6 +202,11 @@ export interface ParamSpec {
   params?: ReadonlyArray<string | { name: string; type?: 'any' | 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object'; required?: boolean }>;
   byPosition?: boolean;
   byName?: boolean;
+  /**
+   * Accept params beyond the declared ones (default false: -32602). By name,
+   * the extra members reach the handler as given; by position, the handler
+   * gets the declared ones keyed by name and the extra elements are dropped.
+   */
   allowExtra?: boolean;
 }
 
@@ -222,7 +228,12 @@ export interface Clock<Handle = any> {
   clearTimeout(handle: Handle): void;
 }
 
-/** The core's limits; omitted or 0: its default. */
+/**
+ * The core's limits; omitted or 0: its default. Each is an integer >= 0;
+ * Infinity, or 2^32 and up, is as many as the core can count (no limit).
+ * Anything else (negative, NaN, a fraction, not a number) makes the
+ * constructor throw a RangeError naming the limit.
+ */
 export interface EndpointLimits {
   /** Incoming requests being served at once (default 1000); beyond: answered -32003. */
   maxInFlight?: number;
@@ -292,8 +303,9 @@ export interface EndpointOptions {
   /** Serve rpc.handshake with this offer (docs/protocol.md, "Handshake"); off by default. */
   handshake?: HandshakeOffer;
   /**
-   * true (default): values without `"jsonrpc": "2.0"` are ignored (channels
-   * shared with other traffic); false: answered -32600 like any invalid message.
+   * true: values without `"jsonrpc": "2.0"` are ignored (channels shared with
+   * other traffic); false: answered -32600 like any invalid message. Default:
+   * true, but false over webSocketTransport, which carries only JSON-RPC.
    */
   ignoreForeign?: boolean;
 }
@@ -370,17 +382,17 @@ export interface EndpointStats {
 declare class Endpoint<Remote = any, Local = any> {
   /** Resolves once the WebAssembly core is loaded (calls before that are queued). */
   readonly ready: Promise<void>;
-  /** Calls `method`; resolves with its result, rejects with an `RPCError` (a TypeError or RangeError for bad options, a TypeError for a method name String() throws on). */
+  /** Calls `method`; resolves with its result, rejects with an `RPCError` (a TypeError or RangeError for bad options, a TypeError for a method name that is undefined, null or one String() throws on). */
   request<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
   /** Calls a method of the `Remote` map, its params and result typed by it. */
   request<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;
-  /** Sends a notification (no answer, no promise); throws a TypeError for a method name String() throws on. */
+  /** Sends a notification (no answer, no promise); throws a TypeError for a method name that is undefined, null or one String() throws on. */
   notify(method: UntypedName<Remote>, params?: Params): void;
   /** Sends a notification of the `Remote` map. */
   notify<K extends TypedName<Remote>>(method: K, ...args: ParamsArg<Member<Remote, K>>): void;
   /** A streamed call: the chunks the handler writes, as they arrive, with flow control. */
   stream<T = unknown>(method: UntypedName<Remote> | TypedName<Remote>, params?: Params, options?: StreamOptions): ChunkStream<T>;
-  /** Sends one JSON-RPC batch; one promise per entry, in order. Throws, sending nothing, for bad options (a timeout that is negative or NaN: RangeError; one that is not a number, or a signal that is not an AbortSignal: TypeError) or a method name String() throws on (TypeError). */
+  /** Sends one JSON-RPC batch; one promise per entry, in order. Throws, sending nothing, for bad options (a timeout that is negative or NaN: RangeError; one that is not a number, or a signal that is not an AbortSignal: TypeError), an entry that is not an object, or a method name that is missing, null or one String() throws on (TypeError). */
   batch(entries: ReadonlyArray<BatchEntry<Remote>>, options?: CallOptions): Promise<unknown>[];
   /**
    * Serves `name` (replacing an earlier handler); `spec` lets the core answer -32602 for bad
@@ -412,18 +424,18 @@ export type { Endpoint };
 
 /** Sends requests and notifications; ignores requests arriving on its transport. */
 export declare class JSONRPCClient<Remote = any> extends Endpoint<Remote, any> {
-  constructor(transport: RPCTransport, options?: EndpointOptions);
+  constructor(transport: RPCTransport, options?: EndpointOptions | null);
 }
 /**
  * Serves methods and notifications; ignores responses arriving on its transport, so its own
  * request() and batch() calls, which could never be answered, reject at once (-32600).
  */
 export declare class JSONRPCServer<Local = any> extends Endpoint<any, Local> {
-  constructor(transport: RPCTransport, options?: EndpointOptions);
+  constructor(transport: RPCTransport, options?: EndpointOptions | null);
 }
 /** Client and server on one transport: `Remote` the other side's methods, `Local` this side's. */
 export declare class Peer<Remote = any, Local = any> extends Endpoint<Remote, Local> {
-  constructor(transport: RPCTransport, options?: EndpointOptions);
+  constructor(transport: RPCTransport, options?: EndpointOptions | null);
   /** Alias of request(). */
   call<T = unknown>(method: UntypedName<Remote>, params?: Params, options?: CallOptions): Promise<T>;
   call<K extends TypedName<Remote>>(method: K, ...args: [...ParamsArg<Member<Remote, K>>, options?: CallOptions]): Promise<MethodResult<Remote, K>>;

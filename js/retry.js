@@ -1,12 +1,15 @@
 // Opt-in retry of idempotent calls (request(..., { retry: true })). Which
 // errors are retryable and how long to wait is the core's one rule
 // (weft::retry_delay, docs/protocol.md); this only waits and calls again.
+// A call's own timeout (endpoint.js marks it) is final, as natively
+// (docs/protocol.md "Retry is opt-in").
 import { abortError } from './batch.js';
 import { RPCError } from './errors.js';
 import { X } from './heap.js';
 
 // setTimeout's longest delay (js/timer.js: a longer one fires at once).
 const MAX_DELAY = 2 ** 31 - 1;
+export const ownTimeouts = new WeakSet();
 
 export async function requestWithRetry(ep, method, params, options) {
   const signal = options.signal;
@@ -14,7 +17,7 @@ export async function requestWithRetry(ep, method, params, options) {
     try {
       return await ep._request(method, params, options, null);
     } catch (e) {
-      if (!(e instanceof RPCError) || signal?.aborted || !X) throw e;
+      if (!(e instanceof RPCError) || signal?.aborted || !X || ownTimeouts.has(e)) throw e;
       const ra = typeof e.data?.retry_after === 'number' ? e.data.retry_after : -1;
       const delay = X._weft_retry_delay(e.code, attempt, ra, Math.random());
       if (delay < 0) throw e;

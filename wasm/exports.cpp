@@ -282,6 +282,7 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Host* x = host(h);
   if (!x) return -1;
+  x->undecodable_run = 0;
   if (count == 1 && !batch) {  // one message: no vector of items at all
     x->peer->receive(read_descriptor(descriptors(abi::D_SIZE), input().data()));
     if (!(x = host(h))) return -1;
@@ -435,6 +436,23 @@ EMSCRIPTEN_KEEPALIVE void weft_undelivered(int h, int count, int batch, std::siz
     failed.push_back(d[n * abi::D_SIZE + i] != 0);
   }
   x->peer->undelivered(o, Error(code::kClosed, why), failed);
+}
+
+// A frame the transport could not read as a message (a WebSocket text frame
+// that is not JSON, a binary one): §5 answers it -32700 with id null, the
+// reason in the input buffer [0, mlen). As a native Connection does, only
+// the first 16 in a row are answered (then one diagnostic): two endpoints
+// that cannot read each other would otherwise answer each other for ever.
+EMSCRIPTEN_KEEPALIVE void weft_undecodable(int h, std::size_t mlen) {
+  Host* x = host(h);
+  if (!x) return;
+  constexpr int kMaxErrorReplies = 16;
+  const Error e(code::kParseError, "Parse error: " + std::string(input().data(), mlen));
+  js_report(h, Diagnostic::Kind::BadFrame, e.message);
+  const int run = ++x->undecodable_run;
+  if (run <= kMaxErrorReplies) return x->peer->receive_error(e);
+  if (run == kMaxErrorReplies + 1)
+    js_report(h, Diagnostic::Kind::BadFrame, "too many undecodable frames in a row; no longer answering them");
 }
 
 // Fails calls whose deadline has passed; returns the next deadline (-1: none).

@@ -265,6 +265,10 @@ int create_host(PeerOptions o) {
   return h;
 }
 
+void js_report(int h, Diagnostic::Kind kind, const std::string& message) {
+  js_diag(h, static_cast<int>(kind), message.data(), message.size());
+}
+
 void destroy_host(int h) {
   if (!host(h)) return;
   std::unique_ptr<Host> gone = std::move(g_hosts[h - 1]);

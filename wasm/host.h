@@ -25,6 +25,9 @@ struct Host {
   // The requests whose JS handlers are running (innermost last): each one's
   // Deferral and, once weft_defer took its Reply, its token (else -1).
   std::vector<std::pair<Deferral*, int>> later;
+  // Undecodable frames since the last message (weft_undecodable): answered
+  // up to kMaxErrorReplies in a row, as ConnectionOptions::max_error_replies.
+  int undecodable_run = 0;
 
   int store(Reply&& r);
   bool has(int token) const;
@@ -68,6 +71,8 @@ void js_send_records(int h, Outgoing& o);
 void js_discard_records(int h, Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
 void js_cancelled_call(int h, int token);
+// A diagnostic of the binding's own (the Peer's go through PeerOptions).
+void js_report(int h, Diagnostic::Kind kind, const std::string& message);
 // Replaces `v`, if it is a payload marker, with the value JS holds for it
 // (an empty container of the same type if that value is not JSON). Member
 // `keep` (if not null) of an object stays a JS value, as a marker.

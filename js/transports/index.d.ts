@@ -144,11 +144,18 @@ export declare function portTransport(port: PortLike, options?: PostMessageTrans
  * A Worker (browser or node:worker_threads); terminating it rejects pending
  * calls at once (-32002), as does a browser Worker whose script fails to load,
  * parse or import (its plain `error` Event) and a Node worker's exit. An
- * uncaught exception in a running worker closes nothing; a browser worker
+ * uncaught exception in a running browser worker closes nothing; a browser worker
  * that calls self.close() tells the page nothing: calls end in their timeout.
+ * In Node an uncaught exception ends the worker (its exit: -32002) and is
+ * Node's `error` event on the Worker, which weft does not listen for: listen
+ * for it yourself, or Node throws it in the thread that made the Worker.
  */
 export declare function workerTransport(worker: WorkerLike, options?: PostMessageTransportOptions): PostMessageTransport;
-/** Inside a worker: its global scope, or Node's parentPort. */
+/**
+ * Inside a worker: its global scope, or Node's parentPort, which it reaches
+ * through process.getBuiltinModule (Node 20.16 and 22.3 on; in an older Node
+ * worker it throws a TypeError saying so).
+ */
 export declare function selfTransport(options?: PostMessageTransportOptions): PostMessageTransport;
 
 /** What webSocketTransport needs: the browser's WebSocket, or npm `ws`'s. */

@@ -25,15 +25,17 @@ export function webSocketTransport(ws) {
   if (typeof ws?.send !== 'function' || typeof ws.addEventListener !== 'function')
     throw new TypeError('webSocketTransport(): expected a WebSocket');
   let handler = null;
+  let undecodable = (why) => console.warn(`webSocketTransport: dropped a frame: ${why}`);
   let onClose = [];
   let closed = false;
   let queue = [];
   const on = {
     open() { for (const s of queue.splice(0)) ws.send(s); },
     message({ data }) {
-      let m;  // text frames only: weft's binary ones hold MessagePack or zstd (docs/transports.md)
-      try { if (typeof data === 'string') m = JSON.parse(data); } catch { /* not JSON */ }
-      if (m === undefined) return console.warn('webSocketTransport: dropped a frame that is not JSON text');
+      // Text frames only: weft's binary ones hold MessagePack or zstd (docs/transports.md).
+      if (typeof data !== 'string') return undecodable('a binary frame (webSocketTransport reads JSON text frames)');
+      let m;
+      try { m = JSON.parse(data); } catch (e) { return undecodable(`not JSON text (${e.message})`); }
       handler?.(m);
     },
     close() {
@@ -57,6 +59,11 @@ export function webSocketTransport(ws) {
     // After a batch failed: true, or throws why not.
     sendable(message) { return !!json(message); },
     onMessage(h) { handler = h; },
+    // A frame that is no message: the endpoint has it answered -32700 (§5).
+    onUndecodable(h) { undecodable = h; },
+    // It carries only JSON-RPC: what is not JSON-RPC 2.0 is answered -32600,
+    // not ignored as on a window (the endpoint's ignoreForeign default).
+    dedicated: true,
     onClose(h) { onClose.push(h); if (closed) h(); },
     destroy() {
       handler = null;

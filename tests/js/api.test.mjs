@@ -89,6 +89,27 @@ test('timeout: Infinity (or 0) turns the endpoint default off for one call', T, 
   } finally { done(); }
 });
 
+test('retry: the call\'s own timeout (-32001 of its endpoint) is final, as natively (docs/protocol.md); a -32001 the other side answers is retried', T, async () => {
+  for (const [lopts, copts] of [[undefined, { timeout: 50 }], [{ timeout: 50 }, {}]]) {
+    const [client, server, done] = pair(JSONRPCClient, JSONRPCServer, lopts);
+    try {
+      let slow = 0, upstream = 0;
+      server.method('slow', () => { slow++; return new Promise(() => {}); });
+      server.method('upstream', () => {
+        if (++upstream < 2) throw new RPCError(ErrorCode.Timeout, 'the upstream timed out');
+        return 'ok';
+      });
+      await assert.rejects(client.request('slow', [], { ...copts, retry: true }),
+        (e) => e.code === ErrorCode.Timeout && e.message === 'Request timed out after 50 ms: slow');
+      await sleep(400);  // past the first backoff (100 ms): nothing was sent again
+      assert.equal(slow, 1);
+      assert.equal(await client.request('upstream', [], { ...copts, retry: true }), 'ok');
+      assert.equal(upstream, 2);
+      assert.equal(client.stats().calls, 0);
+    } finally { done(); }
+  }
+});
+
 test('AbortSignal: the call rejects at once and the handler sees $/cancelRequest', T, async () => {
   const [client, server, done] = pair();
   try {

@@ -85,6 +85,106 @@ test('a per-call timeout that is negative, NaN or not a number: request(), call(
   } finally { close(); }
 });
 
+// -- limits -----------------------------------------------------------------------
+const LIMITS = ['maxInFlight', 'maxPending', 'maxBatch', 'rateLimit', 'rateWindow', 'maxStreamChunk'];
+const limitError = (name, got) => (e) => e instanceof RangeError &&
+  e.message === `limits.${name} must be an integer >= 0 or Infinity, got ${got}`;
+
+// A transport that records whether an endpoint attached to it.
+function watchedTransport() {
+  const t = { attached: 0, send() {}, onMessage() { t.attached++; } };
+  return t;
+}
+
+test('limits: a limit that is negative, NaN, a fraction or not a number is a RangeError naming it and its range, thrown by the constructor before it attaches to the transport', T, async () => {
+  await ready;
+  for (const Endpoint of [Peer, JSONRPCClient, JSONRPCServer]) {
+    for (const name of LIMITS) {
+      for (const [v, got] of [[-1, '-1'], [-Infinity, '-Infinity'], [NaN, 'NaN'], [1.5, '1.5'], ['abc', 'abc'], ['5', '5'], [5n, '5'], [true, 'true'], [{}, '[object Object]']]) {
+        const t = watchedTransport();
+        assert.throws(() => new Endpoint(t, { limits: { [name]: v } }), limitError(name, got), `${name}: ${got}`);
+        assert.equal(t.attached, 0, `${name}: ${got} attached nothing`);
+      }
+    }
+  }
+});
+
+test('limits: 0, null and omitted keep each default (rateLimit\'s: none), Infinity and 2^32 and up are no limit; the endpoint works with each', T, async () => {
+  await ready;
+  for (const v of [undefined, null, 0, 1000, 2 ** 32, 2 ** 40 + 0.5, Infinity]) {
+    const limits = Object.fromEntries(LIMITS.map((k) => [k, v]));
+    const { port1, port2 } = new MessageChannel();
+    const server = new Peer(portTransport(port2), { limits }).method('echo', (p) => p);
+    const client = new Peer(portTransport(port1), { limits, timeout: 10000 });
+    try {
+      assert.deepEqual(await client.request('echo', ['x'.repeat(2000)]), ['x'.repeat(2000)], String(v));
+      assert.deepEqual(await Promise.all(client.batch([{ method: 'echo', params: [1] }, { method: 'echo', params: [2] }])), [[1], [2]]);
+    } finally { client.destroy(); server.destroy(); }
+  }
+  // maxStreamChunk's 0 is its default (1,000,000 bytes), not "none" and not a limit of 0.
+  const { port1, port2 } = new MessageChannel();
+  const server = new Peer(portTransport(port2), { limits: { maxStreamChunk: 0 } });
+  server.method('write', async (n, { sink }) => { try { await sink.write('x'.repeat(n[0])); return 'wrote'; } catch (e) { return e.code; } });
+  const client = new Peer(portTransport(port1), { limits: { maxStreamChunk: 0 } });
+  try {
+    const drain = async (s) => { for await (const c of s) void c; return s.result; };
+    assert.equal(await drain(client.stream('write', [10])), 'wrote');
+    assert.equal(await drain(client.stream('write', [1000001])), ErrorCode.InvalidRequest);
+  } finally { client.destroy(); server.destroy(); }
+});
+
+// -- options: null ------------------------------------------------------------------
+test('options null is options omitted: the endpoint takes every default', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const server = new JSONRPCServer(portTransport(port2), null).method('echo', (p) => p);
+  const client = new JSONRPCClient(portTransport(port1), null);
+  const peer = new Peer(portTransport(new MessageChannel().port1), null);
+  try {
+    assert.equal(client.timeout, 10000);
+    assert.deepEqual(await client.request('echo', [1]), [1]);
+  } finally { client.destroy(); server.destroy(); peer.destroy(); }
+});
+
+// -- method names and batch entries ---------------------------------------------------
+test('a method name that is undefined or null: request() rejects, notify() and batch() throw a TypeError, nothing is sent; other values are still converted with String()', T, async () => {
+  await ready;
+  const { peer, ran, close } = pair();
+  try {
+    for (const m of [undefined, null]) {
+      const nameError = (e) => e instanceof TypeError && e.message === `method name: expected a string, got ${m}`;
+      await assert.rejects(peer.request(m, ['bad']), nameError);
+      await assert.rejects(peer.call(m, ['bad'], { retry: true }), nameError);
+      await assert.rejects(peer.stream(m, ['bad']).result, nameError);
+      assert.throws(() => peer.notify(m, ['bad']), nameError);
+      assert.throws(() => peer.batch([{ method: 'echo', params: ['bad'] }, { method: m, params: ['bad'] }]), nameError);
+    }
+    assert.throws(() => peer.batch([{ method: 'echo', params: ['bad'] }, { params: ['bad'] }]),
+      (e) => e instanceof TypeError && e.message === 'method name: expected a string, got undefined');
+    assert.equal(peer.stats().calls, 0);
+    // Answered in order on one channel: a bad call sent before it would have run first.
+    assert.deepEqual(await peer.request('echo', ['good']), ['good']);
+    assert.deepEqual(ran, [['good']]);
+    // Any other value is a name through String() (index.d.ts): 123 is "123".
+    await assert.rejects(peer.request(123), (e) => e.code === ErrorCode.MethodNotFound && e.message === 'Method not found: 123');
+  } finally { close(); }
+});
+
+test('batch(): an entry that is not an object is a TypeError naming its index; nothing of the batch is sent', T, async () => {
+  await ready;
+  const { peer, ran, close } = pair();
+  try {
+    for (const bad of [null, undefined, 5, 'echo', true]) {
+      assert.throws(() => peer.batch([{ method: 'echo', params: ['bad'] }, bad]),
+        (e) => e instanceof TypeError && e.message === 'batch(): entry 1 is not an object');
+    }
+    assert.throws(() => peer.batch([null]), (e) => e instanceof TypeError && e.message === 'batch(): entry 0 is not an object');
+    assert.equal(peer.stats().calls, 0);
+    assert.deepEqual(await Promise.all(peer.batch([{ method: 'echo', params: ['good'] }])), [['good']]);
+    assert.deepEqual(ran, [['good']]);
+  } finally { close(); }
+});
+
 // -- signal -----------------------------------------------------------------------
 test('a signal that is not an AbortSignal: request(), call() and stream() reject with a TypeError saying so, batch() throws it, nothing is sent; null and undefined are no signal', T, async () => {
   await ready;
@@ -106,10 +206,9 @@ test('a signal that is not an AbortSignal: request(), call() and stream() reject
 });
 
 // -- WebSocket frames ---------------------------------------------------------------
-test('webSocketTransport: a binary frame holding a JSON answer is dropped with a console warning, whatever its type (Buffer, Uint8Array, ArrayBuffer); the text frame is read', T, async (t) => {
+test('webSocketTransport: a binary frame holding a JSON answer is not read, whatever its type (Buffer, Uint8Array, ArrayBuffer): answered -32700 and reported; the text frame is read', T, async () => {
   await ready;
-  const warnings = [];
-  t.mock.method(console, 'warn', (m) => warnings.push(m));
+  const diags = [];
   const listeners = {};
   const sent = [];
   const ws = {
@@ -119,14 +218,21 @@ test('webSocketTransport: a binary frame holding a JSON answer is dropped with a
     removeEventListener() {},
     close() {},
   };
-  const peer = new Peer(webSocketTransport(ws), { timeout: 10000 });
+  const peer = new Peer(webSocketTransport(ws), { timeout: 10000, onDiagnostic: (kind, m) => diags.push(kind) });
   try {
     const call = peer.request('echo', ['x']);
     const { id } = sent.find((m) => m.method === 'echo');
     const bytes = Buffer.from(JSON.stringify({ jsonrpc: '2.0', result: 'from a binary frame', id }));
     for (const data of [bytes, new Uint8Array(bytes), bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)])
       listeners.message({ data });
-    assert.deepEqual(warnings, Array(3).fill('webSocketTransport: dropped a frame that is not JSON text'));
+    assert.deepEqual(diags, Array(3).fill('BadFrame'));
+    const refused = sent.filter((m) => m.error);
+    assert.equal(refused.length, 3);
+    for (const m of refused) {
+      assert.equal(m.id, null);
+      assert.equal(m.error.code, ErrorCode.ParseError);
+      assert.match(m.error.message, /^Parse error: a binary frame/);
+    }
     listeners.message({ data: JSON.stringify({ jsonrpc: '2.0', result: 'from a text frame', id }) });
     assert.equal(await call, 'from a text frame');
   } finally { peer.destroy(); }

@@ -71,20 +71,67 @@ test('a socket that is already closed: the transport reports it closed, calls ar
   peer.destroy();
 });
 
-test('a frame that is not JSON text is dropped with a warning; the next message is delivered', T, async (t) => {
-  const warn = t.mock.method(console, 'warn', () => {});
+test('a frame that is not JSON text is answered -32700 with id null (§5) and reported; the next message is delivered', T, async () => {
   const served = serveNext();
   const ws = new WebSocket(url);
-  const peer = new Peer(webSocketTransport(ws));
+  const diags = [];
+  const peer = new Peer(webSocketTransport(ws), { onDiagnostic: (kind, message) => diags.push([kind, message]) });
   const got = new Promise((r) => peer.onNotify('hello', r));
   const { ws: serverSide } = await served;
   await opened(ws);
+  const answers = [];
+  serverSide.on('message', (d) => answers.push(JSON.parse(String(d))));
   serverSide.send('{"jsonrpc":');
+  serverSide.send(Buffer.from([0x81, 0xa1, 0x61, 0x01]));  // binary: MessagePack, which it does not speak
   serverSide.send(JSON.stringify({ jsonrpc: '2.0', method: 'hello', params: { n: 1 } }));
   assert.deepEqual(await got, { n: 1 });
-  assert.equal(warn.mock.callCount(), 1);
-  assert.match(String(warn.mock.calls[0].arguments[0]), /not JSON/);
+  while (answers.length < 2) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(answers.map((a) => [a.id, a.error.code]), [[null, ErrorCode.ParseError], [null, ErrorCode.ParseError]]);
+  assert.match(answers[0].error.message, /^Parse error: not JSON text/);
+  assert.match(answers[1].error.message, /^Parse error: a binary frame/);
+  assert.deepEqual(diags.map(([k]) => k), ['BadFrame', 'BadFrame']);
   peer.destroy();
+});
+
+test('after 16 undecodable frames in a row only the diagnostic, until a message decodes', T, async () => {
+  const served = serveNext();
+  const ws = new WebSocket(url);
+  const diags = [];
+  const peer = new Peer(webSocketTransport(ws), { onDiagnostic: (kind, message) => diags.push(message) });
+  peer.method('up', () => 'pong');
+  const { ws: serverSide } = await served;
+  await opened(ws);
+  const answers = [];
+  serverSide.on('message', (d) => answers.push(JSON.parse(String(d))));
+  for (let i = 0; i < 20; i++) serverSide.send('nope');
+  serverSide.send('{"jsonrpc":"2.0","method":"up","id":1}');
+  serverSide.send('nope');
+  while (answers.length < 18) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(answers.filter((a) => a.id === null).length, 17);
+  assert.deepEqual(answers[16], { jsonrpc: '2.0', result: 'pong', id: 1 });
+  assert.equal(diags.filter((m) => /no longer answering/.test(m)).length, 1);
+  peer.destroy();
+});
+
+test('what is not JSON-RPC 2.0 is answered as the native server answers it: a WebSocket carries nothing else', T, async () => {
+  // ignoreForeign defaults to false on a WebSocket; each answer is what
+  // `weft serve --ws` sends for the same text.
+  serveNext((s) => s.method('echo', (p) => p));
+  const raw = new WebSocket(url);
+  await opened(raw);
+  const answers = [];
+  raw.on('message', (d) => answers.push(String(d)));
+  const cases = [
+    ['[]', '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: empty batch array"},"id":null}'],
+    ['{"id":2,"method":"echo"}', '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \\"jsonrpc\\" must be exactly \\"2.0\\""},"id":2}'],
+    ['{"jsonrpc":"1.0","id":3,"method":"echo"}', '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \\"jsonrpc\\" must be exactly \\"2.0\\""},"id":3}'],
+    ['[1]', '[{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: expected an object, got a number"},"id":null}]'],
+    ['{"jsonrpc":"2.0","id":4,"method":"echo","params":[4]}', '{"jsonrpc":"2.0","result":[4],"id":4}'],
+  ];
+  for (const [text] of cases) raw.send(text);
+  while (answers.length < cases.length) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(answers.map((a) => JSON.parse(a)), cases.map(([, a]) => JSON.parse(a)));
+  raw.close();
 });
 
 test('destroy() closes the socket with code 1000', T, async () => {
