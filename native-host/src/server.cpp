@@ -63,6 +63,16 @@ struct Server::Impl {
   std::optional<boost::asio::steady_timer> stop_deadline;
   std::size_t refused = 0;
   std::size_t refused_lingering = 0;  // refuse(): connections not closed yet
+  // A descriptor held in reserve (of /dev/null): out of descriptors, accept
+  // fails with the connection still queued and its client waiting for
+  // nothing; giving this one up lets the server take that connection and
+  // refuse it with a -32003 saying why (accept()).
+  struct Spare {
+    int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ~Spare() {
+      if (fd >= 0) ::close(fd);
+    }
+  } spare;
   std::uint64_t next_id = 1;
   bool stopping = false;
   DrainNotice notice;  // what stop() announced (docs/protocol.md, "Drain")
@@ -161,6 +171,7 @@ struct Server::Impl {
     l.acceptor.async_accept([this, &l, framing, kind](const boost::system::error_code& ec, auto socket) {
       if (stopping || ec == boost::asio::error::operation_aborted) return;
       if (ec) {
+        if (ec == boost::asio::error::no_descriptors && refuse_one(l, framing)) return accept(l, framing, kind);
         // EMFILE and friends: back off instead of spinning.
         log(std::string("accept: ") + ec.message());
         l.retry.expires_after(std::chrono::milliseconds(100));
@@ -174,7 +185,7 @@ struct Server::Impl {
         socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       }
       if (opts.max_connections && sessions.size() >= opts.max_connections) {
-        refuse(socket, framing);
+        refuse(socket, framing, "too many connections (max " + std::to_string(opts.max_connections) + ")");
         accept(l, framing, kind);
         return;
       }
@@ -207,14 +218,11 @@ struct Server::Impl {
   // (kRefusedLingerMs) and in number (kMaxRefusedLingering, beyond which it
   // closes at once) so that refused clients hold nothing the limit protects.
   template <class Socket>
-  void refuse(Socket& socket, Framing framing) {
+  void refuse(Socket& socket, Framing framing, const std::string& why, bool linger = true) {
     if (refused++ % 1000 == 0)
-      log("connection limit (" + std::to_string(opts.max_connections) + ") reached; refusing connections (" +
-          std::to_string(refused) + " so far)");
+      log("refusing connections: " + why + " (" + std::to_string(refused) + " so far)");
     Outgoing out;
-    out.messages.push_back(Response{Id::null(), Error(code::kOverloaded,
-                                                      "Server overloaded: too many connections (max " +
-                                                          std::to_string(opts.max_connections) + ")")});
+    out.messages.push_back(Response{Id::null(), Error(code::kOverloaded, "Server overloaded: " + why)});
     std::string body, frame;
     (void)make_codec(opts.codec)->encode(out, body);  // a fixed error: encodable
     encode_frame(opts.framing.value_or(framing), body, frame);
@@ -222,7 +230,7 @@ struct Server::Impl {
     socket.non_blocking(true, ec);
     socket.write_some(boost::asio::buffer(frame), ec);
     socket.shutdown(Socket::shutdown_send, ec);
-    if (ec || refused_lingering >= kMaxRefusedLingering) {
+    if (ec || !linger || refused_lingering >= kMaxRefusedLingering) {
       socket.close(ec);
       return;
     }
@@ -234,6 +242,21 @@ struct Server::Impl {
       if (!e) r->socket.close(ignored);  // ends the read below
     });
     discard(r);
+  }
+
+  // Out of descriptors: the spare one is given up for the connection
+  // waiting, which is refused at once (no linger: its descriptor is needed
+  // back as the spare), then the spare is taken again. False: no spare.
+  template <class Listener>
+  bool refuse_one(Listener& l, Framing framing) {
+    if (spare.fd < 0) return false;
+    ::close(spare.fd);
+    boost::system::error_code ec;
+    l.acceptor.non_blocking(true, ec);  // nothing queued after all: would_block, not a wait
+    auto socket = l.acceptor.accept(ec);
+    if (!ec) refuse(socket, framing, "out of file descriptors", false);
+    spare.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return !ec;
   }
 
   template <class Socket>

@@ -7,7 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { FrameDecoder, connectTcp, connectUnix, encodeFrame, killAll, runCli, startServer, tempDir, within } from './helpers.mjs';
+import { FrameDecoder, WEFT_BIN, connectTcp, connectUnix, encodeFrame, killAll, runCli, startServer, tempDir, within } from './helpers.mjs';
 
 const tmp = tempDir();
 after(() => {
@@ -221,6 +221,35 @@ describe('weft serve limits', () => {
     clearInterval(flood);
     assert.ok(Date.now() - t0 < 3000, `closed after ${Date.now() - t0} ms`);
     held.socket.destroy();
+    srv.kill('SIGTERM');
+    await within(8000, srv.exited);
+  });
+
+  test('out of file descriptors, a connection waiting to be accepted gets -32003 saying so, not silence', async () => {
+    // The server runs with 40 descriptors; 60 clients connect and hold on.
+    const p = sockPath();
+    const srv = await startServer(['-c', 'ulimit -n 40 && exec "$0" serve --unix "$1" --demo', WEFT_BIN, p], { bin: 'sh' });
+    const held = [];
+    const refusals = [];
+    for (let i = 0; i < 60; i++) {
+      const s = net.createConnection(p);
+      s.on('error', () => {});
+      s.on('data', (d) => { if (/out of file descriptors/.test(String(d))) refusals.push(i); });
+      held.push(s);
+    }
+    const r = await runCli(['call', '--unix', p, '--retries', '0', '--timeout', '5000', 'rpc.ping']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.deepEqual(JSON.parse(r.stderr), { code: -32003, message: 'Server overloaded: out of file descriptors' });
+    assert.ok(refusals.length > 0, 'the held connections past the descriptors were refused too');
+    for (const s of held) s.destroy();
+    // Descriptors freed: served again.
+    await within(5000, (async () => {
+      for (;;) {
+        const ok = await runCli(['call', '--unix', p, '--retries', '0', 'rpc.ping']);
+        if (ok.code === 0) return;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    })(), 'served again');
     srv.kill('SIGTERM');
     await within(8000, srv.exited);
   });
