@@ -7,6 +7,7 @@ import net from 'node:net';
 import WebSocket from 'ws';
 import { decode, encode } from '@msgpack/msgpack';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { WEFT_BIN, within } from './helpers.mjs';
 import { startWeb } from './web-server.mjs';
 import { Peer, RPCError, ErrorCode, webSocketTransport, ready } from '../../js/index.js';
@@ -93,6 +94,33 @@ test('a frame larger than --max-message is refused before it is buffered: close 
   const c = closed(ws);
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'echo', params: ['x'.repeat(5000)] }));
   assert.equal((await c).code, 1009);
+});
+
+test('a message far over --max-message (11 MB against 1000) still gets close 1009, and is not buffered', T, async () => {
+  // The server reads and discards the rest of the message before closing:
+  // closing with it unread would make the kernel reset the connection, and
+  // the client would see 1006 instead (RFC 6455 §7.4.1, 1009).
+  const s = await startWeb(['--ws', '127.0.0.1:0', '--demo', '--max-message', '1000']);
+  const hwm = () => {  // peak RSS in bytes (Linux); null elsewhere
+    try {
+      return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8'))[1]) * 1024;
+    } catch { return null; }
+  };
+  try {
+    const ws = await open(s.ws);
+    const before = hwm();
+    const c = closed(ws);
+    const big = 'x'.repeat(11 * 1000 * 1000);
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'echo', params: [big] }));
+    assert.equal((await c).code, 1009);
+    if (before !== null) assert.ok(hwm() - before < big.length / 4, `server peak RSS grew by ${hwm() - before} bytes`);
+    const other = await open(s.ws);
+    other.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'echo', params: ['x'.repeat(900)] }));
+    assert.deepEqual(json(await nextMessage(other)).result, ['x'.repeat(900)]);
+    other.close();
+  } finally {
+    await s.stop();
+  }
 });
 
 test('the native client names the server\'s close: "the server closed the WebSocket (1009)", exit 3', T, () => {

@@ -4,14 +4,17 @@
 // Each connection: read the upgrade request (header limit, handshake
 // timeout), check Origin (403) and the connection limit (503), pick the codec
 // from the subprotocol, accept, then one MessagePeer with what install() puts
-// on every peer. Frames larger than max_message are refused by Beast before
-// they are buffered (close 1009). Writes go out one frame at a time; a write
-// the client does not take within write_timeout closes the connection, and
-// reading pauses while max_queued_output is queued. With `weft serve
-// --compress zstd` the handshake may agree on zstd: payloads over 1 KiB that
-// shrink then go compressed in binary frames, and compressed binary frames
-// are taken on a JSON connection too (docs/framing.md Z1–Z5; MessagePeer
-// does the work).
+// on every peer. A message is read a chunk at a time, so one larger than
+// max_message is refused (close 1009) from its frame length, or once more
+// than max_message of it has arrived, never buffered whole; the rest of it
+// is read and thrown away during the close. Writes go out one frame at a
+// time; a write the client does not take within write_timeout closes the
+// connection, and reading pauses while max_queued_output is queued. With
+// `weft serve --compress zstd` the handshake may agree on zstd: payloads
+// over 1 KiB that shrink then go compressed in binary frames, and compressed
+// binary frames are taken on a JSON connection too (docs/framing.md Z1–Z5;
+// MessagePeer does the work).
+#include <algorithm>
 #include <deque>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -55,6 +58,7 @@ class WsConn : public std::enable_shared_from_this<WsConn> {
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec);
+  void refuse_too_big();
   void queue(std::string bytes);
   void do_write();
   void on_write(beast::error_code ec);
@@ -181,7 +185,11 @@ void WsConn::on_request(beast::error_code ec) {
     res.set(http::field::server, "weft");
     if (!chosen.empty()) res.set(http::field::sec_websocket_protocol, chosen);
   }));
-  ws_.read_message_max(svc_.max_message());
+  // Beast's own limit fails the connection with 1009 but then closes the
+  // socket with the rest of the message unread: the kernel answers what
+  // still arrives with a reset, and the client sees that instead of the
+  // close frame. So Beast's limit is off and on_read enforces max_message.
+  ws_.read_message_max(0);  // 0: no limit
   ws_.auto_fragment(false);
   ws_.async_accept(req, [self = shared_from_this()](beast::error_code e) { self->on_accept(e); });
 }
@@ -205,7 +213,12 @@ void WsConn::do_read() {
   if (reading_ || closing_ || finished_) return;
   if (queued_ > web_.max_queued_output) return;  // resumed by on_write
   reading_ = true;
-  ws_.async_read(buf_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  // At most one byte past max_message is ever held (on_read refuses then).
+  constexpr std::size_t kChunk = 64 * 1024;
+  const std::size_t room = svc_.max_message() - std::min(svc_.max_message(), buf_.size());
+  const std::size_t limit = room < kChunk ? room + 1 : kChunk;
+  ws_.async_read_some(buf_, limit,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
 }
 
 void WsConn::on_read(beast::error_code ec) {
@@ -213,9 +226,18 @@ void WsConn::on_read(beast::error_code ec) {
   if (finished_) return;
   if (ec) {
     if (ec == websocket::error::closed) return finish("");
-    if (ec == websocket::error::message_too_big)
-      return finish("frame larger than " + std::to_string(svc_.max_message()) + " bytes refused (close 1009)");
     return finish(ec == beast::error::timeout ? "idle timeout" : "read: " + ec.message());
+  }
+  const std::size_t max = svc_.max_message();
+  if (buf_.size() > max) return refuse_too_big();
+  if (!ws_.is_message_done()) {
+    // Mid-message, read_size_hint(1) is what is left of the current frame
+    // (so for uncompressed frames; permessage-deflate is never agreed here),
+    // so a frame that declares more than fits is refused from its header.
+    // 1 may also mean "nothing left": the size check above covers that.
+    const std::size_t frame_left = ws_.read_size_hint(1);
+    if (frame_left > 1 && frame_left > max - buf_.size()) return refuse_too_big();
+    return do_read();
   }
   auto data = buf_.cdata();
   const std::string_view bytes(static_cast<const char*>(data.data()), data.size());
@@ -237,6 +259,18 @@ void WsConn::on_read(beast::error_code ec) {
   buf_.consume(buf_.size());
   check_drain();
   do_read();
+}
+
+// RFC 6455 §7.4.1, 1009: "a message that is too big for it to process".
+// async_close reads and discards the rest of the message until the client's
+// close frame, so the client gets the 1009 rather than a reset; the
+// handshake timeout bounds how long that may take.
+void WsConn::refuse_too_big() {
+  closing_ = true;
+  buf_.consume(buf_.size());
+  svc_.log(name_ + ": message larger than " + std::to_string(svc_.max_message()) + " bytes refused (close 1009)");
+  ws_.async_close(websocket::close_reason(websocket::close_code::too_big),
+                  [self = shared_from_this()](beast::error_code) { self->finish(""); });
 }
 
 void WsConn::queue(std::string bytes) {

@@ -47,8 +47,9 @@ struct WebOptions {
   // with 403 (DNS rebinding: MCP transports, "Security Warning"). A request
   // without Origin (curl, native clients) is allowed.
   std::vector<std::string> allow_origins;
-  // One WebSocket message or HTTP body, in bytes; larger is refused before it
-  // is buffered (WebSocket close 1009, HTTP 413). 0 → framing_limits.max_frame.
+  // One WebSocket message or HTTP body, in bytes; larger is refused without
+  // being buffered whole (WebSocket close 1009, HTTP 413 from its header).
+  // 0 → framing_limits.max_frame.
   std::size_t max_message = 0;
   std::size_t max_header = 8192;      // HTTP request header block (431 over it)
   std::size_t max_connections = 256;  // open TCP connections per listener; beyond → 503
