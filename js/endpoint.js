@@ -44,6 +44,7 @@ export class Endpoint {
     this.timeout = this._timeoutArg(options.timeout) === A.TIMEOUT_DEFAULT ? 10000 : options.timeout;
     // As _weft_create takes them (index.d.ts EndpointLimits); a bad one throws, as a
     // bad timeout does. maxStreamChunk's 0 is the default (-1), Infinity none (0).
+    if (options.limits != null && typeof options.limits !== 'object') throw new TypeError('limits must be an object');
     this.limits = ['maxInFlight', 'maxPending', 'maxBatch', 'rateLimit', 'rateWindow', 'maxStreamChunk'].map((k, i) => {
       const v = options.limits?.[k] ?? 0;
       if (!(typeof v == 'number' && v >= 0 && (v % 1 == 0 || v >= 2 ** 32)))

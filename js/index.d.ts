@@ -243,7 +243,7 @@ export interface EndpointLimits {
   maxBatch?: number;
   /** Incoming requests accepted per `rateWindow` ms (token bucket); beyond: answered -32004. Default: no limit. */
   rateLimit?: number;
-  /** The rate limit's window in ms (default 1000). */
+  /** The rate limit's window in ms (default 1000); Infinity, a window that never refills: no rate limit. */
   rateWindow?: number;
   /**
    * One stream chunk's size in bytes (default 1,000,000; Infinity: none),

@@ -105,6 +105,7 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
                                      std::size_t hlen, double first_id) {
   PeerOptions o;
   o.role = static_cast<Role>(role);
+  const Role kept = o.role;
   o.ignore_foreign = ignore_foreign != 0;
   // Ids travel as JavaScript numbers: exact only up to 2^53.
   if (first_id >= 1 && first_id <= 9007199254740991.0 && first_id == std::floor(first_id))
@@ -118,8 +119,10 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
   if (max_in_flight > 0) o.limits.max_in_flight = count(max_in_flight);
   if (max_pending > 0) o.limits.max_pending = count(max_pending);
   if (max_batch > 0) o.limits.max_batch = count(max_batch);
-  if (rate_limit > 0) o.limits.rate_limit = count(rate_limit);
-  if (rate_window > 0) o.limits.rate_window = ms_of(rate_window);
+  // An endless window never refills: no rate limit, as Infinity is for
+  // every other limit.
+  if (rate_limit > 0 && !std::isinf(rate_window)) o.limits.rate_limit = count(rate_limit);
+  if (rate_window > 0 && !std::isinf(rate_window)) o.limits.rate_window = ms_of(rate_window);
   if (max_stream_chunk >= 0) o.limits.max_stream_chunk = count(max_stream_chunk);
   if (hlen > 0) {  // serve rpc.handshake: the offer as JSON in the input buffer
     json j = json::parse(input().data(), input().data() + hlen, nullptr, false);
@@ -130,7 +133,9 @@ EMSCRIPTEN_KEEPALIVE int weft_create(int role, int ignore_foreign, double defaul
     }
     o.handshake = std::move(*h);
   }
-  return create_host(std::move(o));
+  const int h = create_host(std::move(o));
+  host(h)->role = kept;
+  return h;
 }
 
 // Fails pending calls (kClosed, or `code` with the message in the input
@@ -449,6 +454,7 @@ EMSCRIPTEN_KEEPALIVE void weft_undecodable(int h, std::size_t mlen) {
   constexpr int kMaxErrorReplies = 16;
   const Error e(code::kParseError, "Parse error: " + std::string(input().data(), mlen));
   js_report(h, Diagnostic::Kind::BadFrame, e.message);
+  if (x->role == Role::Client) return;  // a Client answers nothing (Role)
   const int run = ++x->undecodable_run;
   if (run <= kMaxErrorReplies) return x->peer->receive_error(e);
   if (run == kMaxErrorReplies + 1)

@@ -28,6 +28,7 @@ struct Host {
   // Undecodable frames since the last message (weft_undecodable): answered
   // up to kMaxErrorReplies in a row, as ConnectionOptions::max_error_replies.
   int undecodable_run = 0;
+  Role role = Role::Peer;  // its Peer's (PeerOptions::role)
 
   int store(Reply&& r);
   bool has(int token) const;

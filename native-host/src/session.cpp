@@ -13,6 +13,11 @@ namespace weft::host::detail {
 
 // Read buffers start at SessionConfig::read_chunk and grow up to this.
 constexpr std::size_t kMaxReadChunk = 1u << 20;
+// After a failed write, how long the read in flight may take to deliver what
+// the other side sent before it stopped reading (on_write): what it sent is
+// in the buffer already, so the read completes at once; one that sends
+// nothing more must not keep the session open.
+constexpr Millis kWriteFailedGrace = 200;
 
 boost::asio::steady_timer::time_point to_time_point(Millis ms) {
   using T = boost::asio::steady_timer::time_point;
@@ -179,6 +184,8 @@ void Session::on_write(const boost::system::error_code& ec, std::size_t n) {
     // flight delivers that first, then the session fails (on_read).
     if (reading_) {
       write_failed_ = "write: " + ec.message();
+      write_failed_at_ = now_ms();
+      rearm();
       return;
     }
     fail("write: " + ec.message());
@@ -205,6 +212,7 @@ void Session::rearm() {
     if (!d || t < *d) d = t;
   };
   if (drain_deadline_) earliest(*drain_deadline_);
+  if (!write_failed_.empty()) earliest(write_failed_at_ + kWriteFailedGrace);
   if (writing_ && cfg_.write_timeout) earliest(last_progress_ + cfg_.write_timeout);
   if (cfg_.idle_timeout && idle() && !eof_) earliest(last_read_ + cfg_.idle_timeout);
   if (!d) return;
@@ -224,6 +232,10 @@ void Session::on_timer() {
   if (drain_deadline_ && now >= *drain_deadline_) {
     if (!idle()) log("grace period over with requests in flight; closing");
     close(Error(code::kClosed, "server shutting down"));
+    return;
+  }
+  if (!write_failed_.empty() && now - write_failed_at_ >= kWriteFailedGrace) {
+    fail(write_failed_);
     return;
   }
   if (writing_ && cfg_.write_timeout && now - last_progress_ >= cfg_.write_timeout) {

@@ -123,8 +123,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<Millis> drain_deadline_;
   std::string close_why_;
   // A write failed while a read was in flight (on_write): the session fails
-  // with this once that read has completed.
+  // with this once that read has completed, or kWriteFailedGrace after
+  // write_failed_at_ (a peer that stopped reading may never send).
   std::string write_failed_;
+  Millis write_failed_at_ = 0;
 };
 
 }  // namespace weft::host::detail

@@ -121,12 +121,14 @@ describe('weft call --session', () => {
       });
     const big = `echo ["${'a'.repeat(3000)}"]`;
     const typed = 'rpc.handshake {"version":"1.0","capabilities":["streams","compression"],"compression_preference":["zstd"]}';
+    // A notification agrees to nothing: it goes as it is.
+    const note = JSON.stringify({ jsonrpc: '2.0', method: 'rpc.handshake', params: { version: '1.0', capabilities: ['compression'] } });
     const r = await runCli(['call', '--session', '--unix', zsock], {
-      input: [hs(1, ['compression']), typed, hs(3, ['streams']), big, 'sum [1, 2]'].join('\n') + '\n',
+      input: [hs(1, ['compression']), typed, hs(3, ['streams']), big, 'sum [1, 2]', note].join('\n') + '\n',
     });
     assert.equal(r.code, 1, r.stderr);
     const out = lines(r.stdout);
-    assert.equal(out.length, 5);
+    assert.equal(out.length, 5, 'a notification prints nothing, whatever it offers');
     for (const [k, id] of [[0, 1], [1, 2]]) {
       assert.equal(out[k].id, id);
       assert.equal(out[k].error.code, -32602);

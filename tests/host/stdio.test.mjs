@@ -259,6 +259,17 @@ describe('docs/framing.md: stdout discipline, limits, read timeout, EOF', () => 
     assert.equal(byId['1'].result, 300);
   });
 
+  test('nobody reading stdout: the failed write ends the session though stdin stays open', async () => {
+    // The answer cannot be written (EPIPE); a read is in flight on stdin,
+    // which the other side never closes: the session must not wait for it.
+    const child = startStdio();
+    live.push({ child, conn: { dispose() {} } });
+    child.stdout.destroy();
+    child.stdin.write(encodeFrame('lsp', '{"jsonrpc":"2.0","id":1,"method":"rpc.ping"}'));
+    await within(5000, child.exited, 'exit after the failed write');
+    assert.match(child.stderrText, /write: Broken pipe/);
+  });
+
   test('SIGTERM: the drain notice, then the in-flight request answered, then exit 0', async () => {
     const child = rawServer();
     child.stdin.write(encodeFrame('lsp', '{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":300}}'));

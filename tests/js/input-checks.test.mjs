@@ -133,6 +133,23 @@ test('limits: 0, null and omitted keep each default (rateLimit\'s: none), Infini
   } finally { client.destroy(); server.destroy(); }
 });
 
+test('limits: a rateWindow of Infinity never refills, so it is no rate limit, as Infinity is for every limit', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const server = new Peer(portTransport(port2), { limits: { rateLimit: 2, rateWindow: Infinity } }).method('echo', (p) => p);
+  const client = new Peer(portTransport(port1), { timeout: 10000 });
+  try {
+    for (let i = 0; i < 5; i++) assert.deepEqual(await client.request('echo', [i]), [i]);
+  } finally { client.destroy(); server.destroy(); }
+});
+
+test('limits that are not an object are a TypeError, before the transport is attached', T, async () => {
+  await ready;
+  const t = watchedTransport();
+  assert.throws(() => new Peer(t, { limits: 5 }), (e) => e instanceof TypeError && /limits must be an object/.test(e.message));
+  assert.equal(t.attached, 0);
+});
+
 // -- options: null ------------------------------------------------------------------
 test('options null is options omitted: the endpoint takes every default', T, async () => {
   await ready;

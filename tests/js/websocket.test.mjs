@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket, WebSocketServer } from 'ws';
 import { JSONRPCClient as ForeignClient } from 'json-rpc-2.0';
-import { Peer, JSONRPCServer, RPCError, ErrorCode, webSocketTransport, ready } from '../../js/index.js';
+import { Peer, JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, webSocketTransport, ready } from '../../js/index.js';
 
 const T = { timeout: 15000 };
 let wss, url;
@@ -91,6 +91,24 @@ test('a frame that is not JSON text is answered -32700 with id null (§5) and re
   assert.match(answers[1].error.message, /^Parse error: a binary frame/);
   assert.deepEqual(diags.map(([k]) => k), ['BadFrame', 'BadFrame']);
   peer.destroy();
+});
+
+test('a JSONRPCClient answers no undecodable frame (a client answers nothing); it reports each', T, async () => {
+  const served = serveNext();
+  const ws = new WebSocket(url);
+  const diags = [];
+  const client = new JSONRPCClient(webSocketTransport(ws), { onDiagnostic: (kind, message) => diags.push([kind, message]) });
+  const { ws: serverSide } = await served;
+  await opened(ws);
+  const answers = [];
+  serverSide.on('message', (d) => answers.push(String(d)));
+  for (let i = 0; i < 20; i++) serverSide.send('nope');
+  serverSide.send(JSON.stringify({ jsonrpc: '2.0', method: 'hello' }));  // a notification: a client ignores it
+  assert.equal(await client.request('echo', ['after']).catch((e) => e.code), ErrorCode.MethodNotFound);
+  assert.deepEqual(answers.map((a) => JSON.parse(a).method), ['echo'], 'only its own call went out');
+  assert.equal(diags.filter(([k]) => k === 'BadFrame').length, 20);
+  assert.ok(!diags.some(([, m]) => /no longer answering/.test(m)));
+  client.destroy();
 });
 
 test('after 16 undecodable frames in a row only the diagnostic, until a message decodes', T, async () => {

@@ -265,7 +265,7 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
     o.stream = p.contains("credit") && allows("streams");
     o.credit = n;
     o.progress = flag_of(p, "progress") && allows("progress");
-    o.malformed = !grant;
+    o.malformed = !grant && o.stream;  // an open not agreed to is ignored, whatever its credit
     return true;
   }
 

@@ -28,12 +28,14 @@ SessionLine bad(std::size_t n, int code, const std::string& why) {
 // connection, set up without --compress, cannot read. --compress makes the
 // session's own handshake agree on it, on every connection.
 SessionLine checked(SessionLine l, std::size_t n) {
-  if (l.method != "rpc.handshake" || !l.params || !l.params->is_object()) return l;
+  // A notification cannot agree to anything: it goes as it is.
+  if (l.kind != SessionLine::Kind::Call || l.method != "rpc.handshake" || !l.params || !l.params->is_object())
+    return l;
   auto caps = l.params->find("capabilities");
   if (caps == l.params->end() || !caps->is_array() ||
       std::find(caps->begin(), caps->end(), json("compression")) == caps->end())
     return l;
-  Id id = l.kind == SessionLine::Kind::Call ? l.id : Id();
+  Id id = l.id;
   l = bad(n, code::kInvalidParams,
           "rpc.handshake offering compression is not sent from session mode (its answers would arrive "
           "compressed); pass --compress zstd to weft call instead");
