@@ -48,11 +48,13 @@ struct Server::Impl {
     boost::asio::local::stream_protocol::acceptor acceptor;
     detail::UnixSocketFile file;
     boost::asio::steady_timer retry;
+    std::string out_of_fds;  // refuse_one()'s frame, made while descriptors were there
   };
   struct TcpListener {
     explicit TcpListener(boost::asio::io_context& io) : acceptor(io), retry(io) {}
     boost::asio::ip::tcp::acceptor acceptor;
     boost::asio::steady_timer retry;
+    std::string out_of_fds;
   };
   std::list<UnixListener> unix_listeners;
   std::list<TcpListener> tcp_listeners;
@@ -171,7 +173,7 @@ struct Server::Impl {
     l.acceptor.async_accept([this, &l, framing, kind](const boost::system::error_code& ec, auto socket) {
       if (stopping || ec == boost::asio::error::operation_aborted) return;
       if (ec) {
-        if (ec == boost::asio::error::no_descriptors && refuse_one(l, framing)) return accept(l, framing, kind);
+        if (ec == boost::asio::error::no_descriptors && refuse_one(l)) return accept(l, framing, kind);
         // EMFILE and friends: back off instead of spinning.
         log(std::string("accept: ") + ec.message());
         l.retry.expires_after(std::chrono::milliseconds(100));
@@ -185,7 +187,8 @@ struct Server::Impl {
         socket.set_option(boost::asio::ip::tcp::no_delay(true), ignored);
       }
       if (opts.max_connections && sessions.size() >= opts.max_connections) {
-        refuse(socket, framing, "too many connections (max " + std::to_string(opts.max_connections) + ")");
+        const std::string why = "too many connections (max " + std::to_string(opts.max_connections) + ")";
+        refuse(socket, refusal(framing, why), why);
         accept(l, framing, kind);
         return;
       }
@@ -217,15 +220,20 @@ struct Server::Impl {
   // so the socket is read until the client closes, bounded in time
   // (kRefusedLingerMs) and in number (kMaxRefusedLingering, beyond which it
   // closes at once) so that refused clients hold nothing the limit protects.
-  template <class Socket>
-  void refuse(Socket& socket, Framing framing, const std::string& why, bool linger = true) {
-    if (refused++ % 1000 == 0)
-      log("refusing connections: " + why + " (" + std::to_string(refused) + " so far)");
+  // The framed -32003 (id null) that refuses a connection.
+  std::string refusal(Framing framing, const std::string& why) const {
     Outgoing out;
     out.messages.push_back(Response{Id::null(), Error(code::kOverloaded, "Server overloaded: " + why)});
     std::string body, frame;
     (void)make_codec(opts.codec)->encode(out, body);  // a fixed error: encodable
     encode_frame(opts.framing.value_or(framing), body, frame);
+    return frame;
+  }
+
+  template <class Socket>
+  void refuse(Socket& socket, const std::string& frame, const std::string& why, bool linger = true) {
+    if (refused++ % 1000 == 0)
+      log("refusing connections: " + why + " (" + std::to_string(refused) + " so far)");
     boost::system::error_code ec;
     socket.non_blocking(true, ec);
     socket.write_some(boost::asio::buffer(frame), ec);
@@ -246,15 +254,17 @@ struct Server::Impl {
 
   // Out of descriptors: the spare one is given up for the connection
   // waiting, which is refused at once (no linger: its descriptor is needed
-  // back as the spare), then the spare is taken again. False: no spare.
+  // back as the spare), then the spare is taken again. False: no spare. Its
+  // frame was made at listen(): nothing here may need a descriptor of its
+  // own (a sanitizer's runtime checking a virtual call does).
   template <class Listener>
-  bool refuse_one(Listener& l, Framing framing) {
+  bool refuse_one(Listener& l) {
     if (spare.fd < 0) return false;
     ::close(spare.fd);
     boost::system::error_code ec;
     l.acceptor.non_blocking(true, ec);  // nothing queued after all: would_block, not a wait
     auto socket = l.acceptor.accept(ec);
-    if (!ec) refuse(socket, framing, "out of file descriptors", false);
+    if (!ec) refuse(socket, l.out_of_fds, "out of file descriptors", false);
     spare.fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     return !ec;
   }
@@ -392,6 +402,7 @@ Result<void> Server::listen_unix(const std::string& path) {
     impl_->unix_listeners.pop_back();
     return r;
   }
+  l.out_of_fds = impl_->refusal(default_framing(Transport::Unix), "out of file descriptors");
   impl_->accept(l, default_framing(Transport::Unix), "unix");
   return {};
 }
@@ -403,6 +414,7 @@ Result<void> Server::listen_tcp(const std::string& host, std::uint16_t port) {
     impl_->tcp_listeners.pop_back();
     return r;
   }
+  l.out_of_fds = impl_->refusal(default_framing(Transport::Tcp), "out of file descriptors");
   impl_->accept(l, default_framing(Transport::Tcp), "tcp");
   return {};
 }

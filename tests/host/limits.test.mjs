@@ -225,7 +225,12 @@ describe('weft serve limits', () => {
     await within(8000, srv.exited);
   });
 
-  test('out of file descriptors, a connection waiting to be accepted gets -32003 saying so, not silence', async () => {
+  // Not against the sanitized build (WEFT_SANITIZED=1): UBSan's vptr check
+  // opens a pipe to tell readable memory, so with no descriptor left it
+  // reports the first virtual call of each type as a bad vptr, and stops the
+  // server (its suppressions cannot help: matching them needs descriptors too).
+  const sanitized = process.env.WEFT_SANITIZED === '1' && 'the sanitizers\' runtime needs descriptors of its own';
+  test('out of file descriptors, a connection waiting to be accepted gets -32003 saying so, not silence', { skip: sanitized }, async () => {
     // The server runs with 40 descriptors; 60 clients connect and hold on.
     const p = sockPath();
     const srv = await startServer(['-c', 'ulimit -n 40 && exec "$0" serve --unix "$1" --demo', WEFT_BIN, p], { bin: 'sh' });
