@@ -32,6 +32,17 @@ function serveNext(setup) {
   });
 }
 const opened = (ws) => new Promise((r) => (ws.readyState === 1 ? r() : ws.once('open', r)));
+// What `ws` receives from now on, as text; `arrived(n)` resolves once n have.
+function received(ws) {
+  const got = [];
+  const waits = [];
+  ws.on('message', (d) => {
+    got.push(String(d));
+    for (const w of waits.splice(0)) if (got.length >= w.n) w.resolve(got); else waits.push(w);
+  });
+  got.arrived = (n) => (got.length >= n ? Promise.resolve(got) : new Promise((resolve) => waits.push({ n, resolve })));
+  return got;
+}
 
 test('calls made while the socket is connecting are queued and sent in order once it opens', T, async () => {
   const seen = [];
@@ -79,13 +90,12 @@ test('a frame that is not JSON text is answered -32700 with id null (§5) and re
   const got = new Promise((r) => peer.onNotify('hello', r));
   const { ws: serverSide } = await served;
   await opened(ws);
-  const answers = [];
-  serverSide.on('message', (d) => answers.push(JSON.parse(String(d))));
+  const text = received(serverSide);
   serverSide.send('{"jsonrpc":');
   serverSide.send(Buffer.from([0x81, 0xa1, 0x61, 0x01]));  // binary: MessagePack, which it does not speak
   serverSide.send(JSON.stringify({ jsonrpc: '2.0', method: 'hello', params: { n: 1 } }));
   assert.deepEqual(await got, { n: 1 });
-  while (answers.length < 2) await new Promise((r) => setTimeout(r, 5));
+  const answers = (await text.arrived(2)).map((a) => JSON.parse(a));
   assert.deepEqual(answers.map((a) => [a.id, a.error.code]), [[null, ErrorCode.ParseError], [null, ErrorCode.ParseError]]);
   assert.match(answers[0].error.message, /^Parse error: not JSON text/);
   assert.match(answers[1].error.message, /^Parse error: a binary frame/);
@@ -100,8 +110,7 @@ test('a JSONRPCClient answers no undecodable frame (a client answers nothing); i
   const client = new JSONRPCClient(webSocketTransport(ws), { onDiagnostic: (kind, message) => diags.push([kind, message]) });
   const { ws: serverSide } = await served;
   await opened(ws);
-  const answers = [];
-  serverSide.on('message', (d) => answers.push(String(d)));
+  const answers = received(serverSide);
   for (let i = 0; i < 20; i++) serverSide.send('nope');
   serverSide.send(JSON.stringify({ jsonrpc: '2.0', method: 'hello' }));  // a notification: a client ignores it
   assert.equal(await client.request('echo', ['after']).catch((e) => e.code), ErrorCode.MethodNotFound);
@@ -119,12 +128,11 @@ test('after 16 undecodable frames in a row only the diagnostic, until a message 
   peer.method('up', () => 'pong');
   const { ws: serverSide } = await served;
   await opened(ws);
-  const answers = [];
-  serverSide.on('message', (d) => answers.push(JSON.parse(String(d))));
+  const text = received(serverSide);
   for (let i = 0; i < 20; i++) serverSide.send('nope');
   serverSide.send('{"jsonrpc":"2.0","method":"up","id":1}');
   serverSide.send('nope');
-  while (answers.length < 18) await new Promise((r) => setTimeout(r, 5));
+  const answers = (await text.arrived(18)).map((a) => JSON.parse(a));
   assert.equal(answers.filter((a) => a.id === null).length, 17);
   assert.deepEqual(answers[16], { jsonrpc: '2.0', result: 'pong', id: 1 });
   assert.equal(diags.filter((m) => /no longer answering/.test(m)).length, 1);
@@ -137,8 +145,7 @@ test('what is not JSON-RPC 2.0 is answered as the native server answers it: a We
   serveNext((s) => s.method('echo', (p) => p));
   const raw = new WebSocket(url);
   await opened(raw);
-  const answers = [];
-  raw.on('message', (d) => answers.push(String(d)));
+  const answers = received(raw);
   const cases = [
     ['[]', '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: empty batch array"},"id":null}'],
     ['{"id":2,"method":"echo"}', '{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: \\"jsonrpc\\" must be exactly \\"2.0\\""},"id":2}'],
@@ -147,7 +154,7 @@ test('what is not JSON-RPC 2.0 is answered as the native server answers it: a We
     ['{"jsonrpc":"2.0","id":4,"method":"echo","params":[4]}', '{"jsonrpc":"2.0","result":[4],"id":4}'],
   ];
   for (const [text] of cases) raw.send(text);
-  while (answers.length < cases.length) await new Promise((r) => setTimeout(r, 5));
+  await answers.arrived(cases.length);
   assert.deepEqual(answers.map((a) => JSON.parse(a)), cases.map(([, a]) => JSON.parse(a)));
   raw.close();
 });
