@@ -137,11 +137,16 @@ export class Endpoint {
     if (this.queue) this.queue.push(['r', data]);
     else this._receive(data);
   }
-  // A frame the transport could not read: the core answers it (-32700).
+  // A frame the transport could not read: the core answers it (-32700), or
+  // ends a client's connection with the error it gives (weft_undecodable).
   _undecodable(why) {
     if (this.destroyed) return;
     if (this.queue) this.queue.push(['u', why]);
-    else if (this.h) X._weft_undecodable(this.h, put(String(why)));
+    else if (this.h && X._weft_undecodable(this.h, put(String(why)))) {
+      const e = lastError();
+      this._close(e.code, e.message);
+      try { this.transport.destroy?.(); } catch { /* ignore */ }
+    }
   }
 
   // Any value: the core decides what it is, and what to ignore (role, foreign).

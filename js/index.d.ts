@@ -422,7 +422,11 @@ declare class Endpoint<Remote = any, Local = any> {
 }
 export type { Endpoint };
 
-/** Sends requests and notifications; ignores requests arriving on its transport. */
+/**
+ * Sends requests and notifications; ignores requests arriving on its transport. A frame its
+ * transport cannot read (webSocketTransport: not JSON text, or binary) ends the connection,
+ * as natively: pending calls reject -32700 at once, the transport is closed.
+ */
 export declare class JSONRPCClient<Remote = any> extends Endpoint<Remote, any> {
   constructor(transport: RPCTransport, options?: EndpointOptions | null);
 }

@@ -75,7 +75,8 @@ void give_back(int h, std::optional<json>& params) {
   js_discard_records(h, o);
 }
 
-void set_error(const Error& e) {
+// Error paths only: one copy, not one inlined into each caller.
+[[gnu::noinline]] void set_error(const Error& e) {
   g_err = e.to_json().dump(-1, ' ', false, json::error_handler_t::replace);
   g_status[1] = static_cast<double>(g_err.size());
 }
@@ -444,21 +445,32 @@ EMSCRIPTEN_KEEPALIVE void weft_undelivered(int h, int count, int batch, std::siz
 }
 
 // A frame the transport could not read as a message (a WebSocket text frame
-// that is not JSON, a binary one): §5 answers it -32700 with id null, the
-// reason in the input buffer [0, mlen). As a native Connection does, only
-// the first 16 in a row are answered (then one diagnostic): two endpoints
-// that cannot read each other would otherwise answer each other for ever.
-EMSCRIPTEN_KEEPALIVE void weft_undecodable(int h, std::size_t mlen) {
+// that is not JSON, a binary one), the reason in the input buffer [0, mlen).
+// A Client cannot tell which call the server failed to answer: as the native
+// client does, its connection ends. Returns 1 with the error at weft_error()
+// (-32700, "undecodable data from the server"): JS closes the endpoint with
+// it (weft_close fails every pending call) and its transport. Otherwise §5
+// answers it -32700 with id null; as a native Connection does, only the
+// first 16 in a row are answered (then one diagnostic): two endpoints that
+// cannot read each other would otherwise answer each other for ever.
+EMSCRIPTEN_KEEPALIVE int weft_undecodable(int h, std::size_t mlen) {
   Host* x = host(h);
-  if (!x) return;
+  if (!x) return 0;
   constexpr int kMaxErrorReplies = 16;
-  const Error e(code::kParseError, "Parse error: " + std::string(input().data(), mlen));
+  const bool client = x->role == Role::Client;
+  std::string why(input().data(), mlen);
+  if (client) why.insert(0, "undecodable data from the server: ");
+  const Error e(code::kParseError, "Parse error: " + why);
   js_report(h, Diagnostic::Kind::BadFrame, e.message);
-  if (x->role == Role::Client) return;  // a Client answers nothing (Role)
+  if (client) {
+    set_error(e);
+    return 1;
+  }
   const int run = ++x->undecodable_run;
-  if (run <= kMaxErrorReplies) return x->peer->receive_error(e);
-  if (run == kMaxErrorReplies + 1)
+  if (run <= kMaxErrorReplies) x->peer->receive_error(e);
+  else if (run == kMaxErrorReplies + 1)
     js_report(h, Diagnostic::Kind::BadFrame, "too many undecodable frames in a row; no longer answering them");
+  return 0;
 }
 
 // Fails calls whose deadline has passed; returns the next deadline (-1: none).

@@ -177,8 +177,11 @@ export interface ConnectionTransport extends RPCTransport {
 }
 /**
  * A WebSocket (e.g. to `weft serve --ws`): one JSON-RPC message per text
- * frame; a binary frame, or a text frame that is not JSON, is dropped with a
- * console warning. Sends wait until it opens; when it closes, pending calls
- * reject at once with -32002. destroy() closes the socket.
+ * frame. A binary frame, or a text frame that is not JSON, is reported
+ * (BadFrame): a Peer or JSONRPCServer answers it -32700 with id null; a
+ * JSONRPCClient fails its pending calls -32700 ("Parse error: undecodable
+ * data from the server: …") and closes, socket included. Sends wait until
+ * it opens; when it closes, pending calls reject at once with -32002.
+ * destroy() closes the socket.
  */
 export declare function webSocketTransport(ws: WebSocketLike): ConnectionTransport;

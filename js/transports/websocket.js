@@ -59,7 +59,7 @@ export function webSocketTransport(ws) {
     // After a batch failed: true, or throws why not.
     sendable(message) { return !!json(message); },
     onMessage(h) { handler = h; },
-    // A frame that is no message: the endpoint has it answered -32700 (§5).
+    // A frame that is no message: the core decides what follows (§5).
     onUndecodable(h) { undecodable = h; },
     // It carries only JSON-RPC: what is not JSON-RPC 2.0 is answered -32600,
     // not ignored as on a window (the endpoint's ignoreForeign default).

@@ -1,11 +1,13 @@
 // webSocketTransport (js/transports/websocket.js): a socket that errors
-// closes the transport, and what JSON text cannot carry faithfully (a lone
+// closes the transport, a JSONRPCClient sent a frame it cannot read before
+// the core loaded ends the connection once it has, and what JSON text cannot carry faithfully (a lone
 // surrogate) is refused at send as a function or NaN is, each element of a
 // batch with its own reason (docs/transports.md).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
+import { inColdRealm } from '../support/cold-realm.mjs';
 import { until } from '../support/until.mjs';
 import { Peer, JSONRPCServer, ErrorCode, webSocketTransport, ready } from '../../js/index.js';
 
@@ -90,4 +92,35 @@ test('a batch answer: each result JSON cannot carry is answered -32603 with its 
     assert.deepEqual(ok, { jsonrpc: '2.0', result: 'fine', id: 3 });
     assert.ok(failed(cut, 'a lone surrogate is not JSON'), JSON.stringify(cut));
   } finally { server.destroy(); }
+});
+
+test('a JSONRPCClient sent an undecodable frame before the core loaded: once it loads, the call made before fails -32700 naming why, the socket is closed, a later call fails at once', T, async () => {
+  const got = await inColdRealm(`async (m) => {
+    const listeners = {};
+    const ws = {
+      readyState: 1, sent: [], closed: null,
+      send(s) { this.sent.push(JSON.parse(s).method); },
+      addEventListener(k, f) { listeners[k] = f; },
+      removeEventListener(k) { delete listeners[k]; },
+      close(code) { this.closed = code; this.readyState = 3; },
+    };
+    const client = new m.JSONRPCClient(m.webSocketTransport(ws), { timeout: 0, onDiagnostic: () => {} });
+    const outcome = (p) => p.then(() => 'resolved', (e) => e.code + ' ' + e.message);
+    const early = outcome(client.request('echo', [1]));
+    listeners.message({ data: 'not json' });
+    const loaded = m.coreVersion() !== undefined;
+    const out = { loaded, early: await early };
+    out.later = await outcome(client.request('echo', [2]));
+    out.closed = ws.closed;
+    out.sent = ws.sent;
+    out.calls = client.stats().calls;
+    client.destroy();
+    return out;
+  }`);
+  assert.equal(got.loaded, false, 'the frame arrived before the core loaded');
+  assert.match(got.early, /^-32700 Parse error: undecodable data from the server: not JSON text/);
+  assert.equal(got.later, `${ErrorCode.Closed} Endpoint closed`);
+  assert.equal(got.closed, 1000);
+  assert.deepEqual(got.sent, ['echo'], 'the call made before went out; nothing answered the frame');
+  assert.equal(got.calls, 0);
 });

@@ -103,20 +103,66 @@ test('a frame that is not JSON text is answered -32700 with id null (§5) and re
   peer.destroy();
 });
 
-test('a JSONRPCClient answers no undecodable frame (a client answers nothing); it reports each', T, async () => {
-  const served = serveNext();
+// The server side as a plain npm `ws` socket: what it receives is recorded
+// from the moment it connects (received()).
+function rawNext() {
+  return new Promise((resolve) => {
+    onConnection = (ws) => resolve({ ws, got: received(ws) });
+  });
+}
+const closeCode = (ws) => new Promise((r) => (ws.readyState === 3 ? r(null) : ws.once('close', (code) => r(code))));
+const parseError = (why) => (e) => e instanceof RPCError && e.code === ErrorCode.ParseError &&
+  e.message.startsWith('Parse error: undecodable data from the server: ' + why);
+
+test('a JSONRPCClient sent a text frame that is not JSON: its pending calls fail -32700 at once naming why, it answers nothing and closes the socket; later calls fail at once', T, async () => {
+  const raw = rawNext();
   const ws = new WebSocket(url);
   const diags = [];
-  const client = new JSONRPCClient(webSocketTransport(ws), { onDiagnostic: (kind, message) => diags.push([kind, message]) });
-  const { ws: serverSide } = await served;
+  const client = new JSONRPCClient(webSocketTransport(ws), { timeout: 0, onDiagnostic: (kind, message) => diags.push([kind, message]) });
+  const first = client.request('echo', [1]);
+  const second = client.request('echo', [2], { retry: true });
+  const [batched] = client.batch([{ method: 'echo', params: [3] }]);
+  const { ws: serverSide, got } = await raw;
+  await got.arrived(3);  // two calls and the batch
+  const closed = closeCode(serverSide);
+  serverSide.send('{"jsonrpc":');
+  await assert.rejects(first, parseError('not JSON text'));
+  await assert.rejects(second, parseError('not JSON text'));
+  await assert.rejects(batched, parseError('not JSON text'));
+  assert.equal(await closed, 1000);
+  await assert.rejects(client.request('echo', [4]), (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
+  assert.equal(got.length, 3, 'the frame was not answered, nothing was sent after it');
+  assert.deepEqual(diags.map(([k]) => k), ['BadFrame']);
+  assert.match(diags[0][1], /^Parse error: undecodable data from the server: not JSON text/);
+  assert.deepEqual(client.stats().calls, 0);
+  client.destroy();
+});
+
+test('a JSONRPCClient sent a binary frame: the call fails -32700 at once naming it, the socket closes, a later call fails at once', T, async () => {
+  const raw = rawNext();
+  const ws = new WebSocket(url);
+  const client = new JSONRPCClient(webSocketTransport(ws), { timeout: 0, onDiagnostic: () => {} });
+  const call = client.request('echo', [1]);
+  const { ws: serverSide, got } = await raw;
+  await got.arrived(1);
+  const closed = closeCode(ws);
+  serverSide.send(Buffer.from([0x81, 0xa1, 0x61, 0x01]));  // MessagePack, which it does not speak
+  await assert.rejects(call, parseError('a binary frame'));
+  assert.equal(await closed, 1000);
+  await assert.rejects(client.request('echo', [2]), (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
+  client.destroy();
+});
+
+test('a JSONRPCClient with no call pending sent an undecodable frame: it closes, and the next call fails at once instead of waiting', T, async () => {
+  const raw = rawNext();
+  const ws = new WebSocket(url);
+  const client = new JSONRPCClient(webSocketTransport(ws), { timeout: 0, onDiagnostic: () => {} });
+  const { ws: serverSide } = await raw;
   await opened(ws);
-  const answers = received(serverSide);
-  for (let i = 0; i < 20; i++) serverSide.send('nope');
-  serverSide.send(JSON.stringify({ jsonrpc: '2.0', method: 'hello' }));  // a notification: a client ignores it
-  assert.equal(await client.request('echo', ['after']).catch((e) => e.code), ErrorCode.MethodNotFound);
-  assert.deepEqual(answers.map((a) => JSON.parse(a).method), ['echo'], 'only its own call went out');
-  assert.equal(diags.filter(([k]) => k === 'BadFrame').length, 20);
-  assert.ok(!diags.some(([, m]) => /no longer answering/.test(m)));
+  const closed = closeCode(serverSide);
+  serverSide.send('nope');
+  assert.equal(await closed, 1000);
+  await assert.rejects(client.request('echo', [1]), (e) => e instanceof RPCError && e.code === ErrorCode.Closed);
   client.destroy();
 });
 
