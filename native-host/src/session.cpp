@@ -33,6 +33,7 @@ Session::Session(boost::asio::io_context& io, Fd in, std::optional<Fd> out, Sess
   opts.write = [this](std::string_view bytes) {
     if (closed_) return;
     pending_.append(bytes.data(), bytes.size());
+    queued_ += bytes.size();
     // Outside a pass (an async reply from a timer, say): flush on the next
     // turn of the loop, so everything written in this turn goes out at once.
     if (!in_pass_ && !flush_posted_ && !writing_) {
@@ -192,6 +193,7 @@ void Session::on_write(const boost::system::error_code& ec, std::size_t n) {
     return;
   }
   woff_ += n;
+  written_ += n;
   if (n > 0) last_progress_ = now_ms();
   if (woff_ < wbuf_.size()) {
     write_some();

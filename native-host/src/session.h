@@ -19,6 +19,7 @@
 //    answers dropped after a cancel must not flood, or block on, the log).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -75,6 +76,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // After using peer() from outside a session callback (call/notify): write
   // what was queued and re-arm the timer.
   void poke();
+  // Bytes the Connection wrote so far, and those of them the OS accepted.
+  std::uint64_t queued() const { return queued_; }
+  std::uint64_t written() const { return written_; }
 
   // Called once when the session closes; `why` is empty after a clean close.
   std::function<void(const std::string& why)> on_closed;
@@ -108,6 +112,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string pending_;  // written by the Connection, not yet handed to the OS
   std::string wbuf_;     // being written
   std::size_t woff_ = 0;  // bytes of wbuf_ already written
+  std::uint64_t queued_ = 0, written_ = 0;  // queued(), written()
   Millis last_read_ = 0;      // idle timeout: last bytes received
   Millis last_progress_ = 0;  // write timeout: last byte the OS accepted
   bool frame_timed_out_ = false;

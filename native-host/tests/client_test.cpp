@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include <boost/asio/co_spawn.hpp>
@@ -200,6 +201,103 @@ TEST_CASE("notify_and_close on a connection a call or a stream opened: Ok at onc
   REQUIRE(c2.call("ping", std::nullopt, {.timeout = 5000}).ok());
   CHECK(c2.notify_and_close("seen", std::nullopt).status == S::Ok);
   settled(2);
+}
+
+TEST_CASE("notify_and_close on a connection the server has closed meanwhile fails; it never reports Ok") {
+  TempDir dir;
+  auto srv = std::make_unique<Running>(quiet_server());
+  std::atomic<int> notes{0};
+  srv->server.on_peer([&](weft::Peer& p) {
+    p.method("ping", weft::SyncHandler([](const json&) -> weft::Result<json> { return json("pong"); }));
+    p.notification("seen", [&](const json&) { ++notes; });
+  });
+  const std::string address = srv->serve_unix(dir.path + "/s.sock");
+  weft::host::BlockingClient c(config(address));
+  REQUIRE(c.call("ping", std::nullopt, {.timeout = 5000}).ok());
+  // The server drains and closes while the client's loop is not running: the
+  // client still holds the connection as open, and its write fails (EPIPE).
+  srv.reset();
+  REQUIRE(c.client().state() == Client::State::Open);
+  Outcome o = c.notify_and_close("seen", json::array({1}), 5000);
+  INFO(o.error.message);
+  CHECK(o.status == S::ConnectFailed);
+  CHECK(o.error.code == weft::code::kClosed);
+  CHECK(c.client().unsent_notifications() == 1);
+  CHECK(notes == 0);
+}
+
+TEST_CASE("notify_and_close while a drained connection is still open: sent on the reconnection, Ok once written") {
+  TempDir dir;
+  const std::string path = dir.path + "/s.sock";
+  // "hold" drains the server from inside its handler: the notice and the
+  // answer leave in one write, so the call returns with the client told of
+  // the drain and the drained connection not closed yet.
+  auto so = quiet_server();
+  so.grace_ms = 20000;
+  auto first = std::make_unique<Running>(so);
+  std::atomic<int> first_notes{0};
+  first->server.on_peer([&](weft::Peer& p) {
+    p.method("hold", weft::SyncHandler([&](const json&) -> weft::Result<json> {
+               first->server.drain(weft::DrainNotice{"reload", 0, 200});
+               return json("held");
+             }));
+    p.notification("seen", [&](const json&) { ++first_notes; });
+  });
+  REQUIRE(first->server.listen_unix(path));
+  first->start();
+  // The new server takes the socket once the drained one has ended.
+  std::atomic<int> second_notes{0};
+  std::promise<json> seen;
+  std::unique_ptr<Running> second;
+  std::atomic<bool> listening{false};
+  std::thread restart([&] {
+    first->thread.join();
+    second = std::make_unique<Running>(quiet_server());
+    second->server.on_peer([&](weft::Peer& p) {
+      p.notification("seen", [&](const json& params) {
+        if (++second_notes == 1) seen.set_value(params);
+      });
+    });
+    listening = static_cast<bool>(second->server.listen_unix(path));
+    if (listening) second->start();
+  });
+
+  auto cfg = config("unix:" + path);
+  bool drained = false;
+  cfg.on_drain = [&](const weft::DrainNotice&) { drained = true; };
+  weft::host::BlockingClient c(cfg);
+  REQUIRE(c.call("hold", std::nullopt, {.timeout = 5000}).result == "held");
+  REQUIRE(drained);
+  REQUIRE(c.client().state() == Client::State::Open);
+  Outcome o = c.notify_and_close("seen", json::array({1}), 10000);
+  restart.join();
+  REQUIRE(listening);
+  INFO(o.error.message);
+  CHECK(o.status == S::Ok);
+  CHECK(c.client().state() == Client::State::Closed);
+  CHECK(c.client().connections() == 2);
+  auto f = seen.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  CHECK(f.get() == json::array({1}));
+  CHECK(second_notes == 1);
+  CHECK(first_notes == 0);  // nothing new goes on a drained connection
+}
+
+TEST_CASE("notify_and_close with params neither an array nor an object fails, connected or not") {
+  TempDir dir;
+  Running srv(quiet_server());
+  srv.server.on_peer([](weft::Peer& p) {
+    p.method("ping", weft::SyncHandler([](const json&) -> weft::Result<json> { return json("pong"); }));
+  });
+  const std::string address = srv.serve_unix(dir.path + "/s.sock");
+  weft::host::BlockingClient c(config(address));
+  SECTION("not connected yet: the notification would wait for the connection") {}
+  SECTION("connected") {
+    REQUIRE(c.call("ping", std::nullopt, {.timeout = 5000}).ok());
+  }
+  Outcome o = c.notify_and_close("seen", json(5), 5000);
+  CHECK(o.status == S::RemoteError);
+  CHECK(o.error.code == weft::code::kInvalidParams);
 }
 
 TEST_CASE("cancel settles the call with -32800 at once and sends $/cancelRequest") {

@@ -52,32 +52,35 @@ Outcome BlockingClient::call(const std::string& method, const std::optional<json
 Outcome BlockingClient::notify_and_close(const std::string& method, const std::optional<json>& params,
                                          std::optional<Millis> timeout) {
   Outcome out;
-  // On an open connection (after a call or a stream) notify() writes the
-  // notification at once and no connection event follows: close now.
-  const bool was_open = client_->state() == Client::State::Open;
+  const std::size_t unsent = client_->unsent_notifications();
+  const std::size_t queued = client_->queued_notifications();
   auto r = client_->notify(method, params);
   if (!r) {
-    out.status = Outcome::Status::ConnectFailed;
+    out.status = r.error().code == code::kClosed ? Outcome::Status::ConnectFailed : Outcome::Status::RemoteError;
     out.error = r.error();
     return out;
   }
-  // Connect (the notification waits for it), then write it and close. A
-  // connection failure is seen by a call; ping the connection with none.
+  // Handed to the open connection (after a call or a stream): close now. Not
+  // when it was queued instead: while connecting, or while a drained
+  // connection is still open (docs/protocol.md "Drain": nothing new is sent
+  // on it; it waits for the next connection, which closing now would
+  // cancel, dropping it).
+  const bool handed = client_->queued_notifications() == queued;
+  // Else connect (the notification waits for it), then write it and close.
   // The state outlives this call: the cancelled timer's handler and a late
   // shutdown callback run after it returns (the destructor's poll()).
-  struct State { bool connected = false, failed = false, closed = false, timed_out = false; Error why; };
+  struct State { bool connected = false, closed = false, timed_out = false; };
   auto st = std::make_shared<State>();
   Client* c = client_.get();
-  client_->on_connection = [st, c](bool open, const std::string& w) {
-    if (open) {
-      st->connected = true;
-      c->shutdown([st] { st->closed = true; });
-    } else if (!st->connected) {
-      st->failed = true;
-      st->why = Error(code::kClosed, w);
-    }
+  // A connection that closes before ours opens (the drained one) is no
+  // failure: the client reconnects. When it gives up, its state goes back
+  // to Idle (it fails the waiting notification: unsent_notifications).
+  client_->on_connection = [st, c](bool open, const std::string&) {
+    if (!open || st->connected) return;
+    st->connected = true;
+    c->shutdown([st] { st->closed = true; });
   };
-  if (was_open) {
+  if (handed) {
     st->connected = true;
     c->shutdown([st] { st->closed = true; });
   }
@@ -86,19 +89,17 @@ Outcome BlockingClient::notify_and_close(const std::string& method, const std::o
     t.emplace(io_, std::chrono::milliseconds(*timeout));
     t->async_wait([st](const boost::system::error_code& ec) { st->timed_out = !ec; });
   }
-  if (!was_open) client_->connect();
-  // Connection failures end in the Client's failing the waiting notification
-  // silently; the state going back to Idle says so.
+  if (!handed) client_->connect();
   run_until([&] {
-    return st->closed || st->failed || st->timed_out ||
-           (!st->connected && client_->state() == Client::State::Idle);
+    return st->closed || st->timed_out || (!st->connected && client_->state() == Client::State::Idle);
   });
   if (t) t->cancel();
   client_->on_connection = nullptr;
   out.attempts = 1;
-  if (st->closed && client_->unsent_notifications() > 0) {
-    // Written, but not delivered: too large to send, or refused by an HTTP
-    // server (an error status for its POST); the reason is logged.
+  if (st->closed && client_->unsent_notifications() > unsent) {
+    // Not delivered: too large to send, refused by an HTTP server (an error
+    // status for its POST), or the connection closed before it reached the
+    // socket (the server had closed it); the reason is logged.
     out.status = Outcome::Status::ConnectFailed;
     out.error = Error(code::kClosed, "the notification was not delivered");
     return out;
@@ -110,9 +111,7 @@ Outcome BlockingClient::notify_and_close(const std::string& method, const std::o
     return out;
   }
   out.status = Outcome::Status::ConnectFailed;
-  out.error = st->failed ? st->why
-           : client_->last_error() ? *client_->last_error()
-                                   : Error(code::kClosed, "could not connect");
+  out.error = client_->last_error() ? *client_->last_error() : Error(code::kClosed, "could not connect");
   return out;
 }
 

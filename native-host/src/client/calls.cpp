@@ -217,6 +217,10 @@ bool Client::Impl::cancel(CallId id) {
 Result<void> Client::Impl::notify(std::string method, std::optional<json> params) {
   if (!addr) return addr.error();
   if (for_good) return Error(code::kClosed, "the client is closed");
+  // Checked now, as Peer::notify checks on an open link: refused once queued,
+  // no caller would be left to tell.
+  if (params && !params->is_array() && !params->is_object())
+    return Error(code::kInvalidParams, "Invalid params: params must be an array or an object");
   if (link_open && !(drain_notice && cfg.reconnect)) {
     auto r = send_note(std::move(method), std::move(params));
     link->flush();
@@ -239,6 +243,11 @@ Result<void> Client::Impl::send_note(std::string method, std::optional<json> par
   noting = true;
   auto r = link->peer().notify(std::move(method), std::move(params));
   noting = false;
+  if (r) {
+    const std::uint64_t written = link->written();
+    while (!note_ends.empty() && note_ends.front() <= written) note_ends.pop_front();
+    note_ends.push_back(link->queued());
+  }
   return r;
 }
 

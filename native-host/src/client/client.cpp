@@ -68,6 +68,7 @@ std::size_t Client::pending() const { return impl_->calls.size(); }
 std::uint64_t Client::connections() const { return impl_->connections; }
 const std::optional<Error>& Client::last_error() const { return impl_->last_error; }
 std::size_t Client::unsent_notifications() const { return impl_->unsent_notes; }
+std::size_t Client::queued_notifications() const { return impl_->notes.size(); }
 boost::asio::io_context& Client::context() { return impl_->io; }
 
 }  // namespace weft::host

@@ -46,7 +46,7 @@ void Client::Impl::start_connect() {
   h.refused = [w, this](const std::string& why) {
     if (auto s = w.lock()) {
       ++unsent_notes;
-      log(cfg.address + ": the server refused a notification: " + why);
+      log(cfg.address + ": " + why);
     }
   };
   h.log = cfg.log;
@@ -132,6 +132,19 @@ void Client::Impl::diagnostic(const Diagnostic& d) {
 }
 
 void Client::Impl::closed(Error why, bool was_open, bool retryable) {
+  // Notifications sent on it that never reached its socket (the server had
+  // closed it, the write failed): no answer would tell, so they are counted
+  // (unsent_notifications) and logged, like those too large to send.
+  if (link) {
+    const std::uint64_t written = link->written();
+    const auto lost = std::count_if(note_ends.begin(), note_ends.end(), [&](std::uint64_t e) { return e > written; });
+    if (lost > 0) {
+      unsent_notes += static_cast<std::size_t>(lost);
+      log(cfg.address + ": " + std::to_string(lost) + " notification(s) not written before the connection closed: " +
+          why.message);
+    }
+  }
+  note_ends.clear();
   // Release the link after this turn: we may be inside one of its methods.
   boost::asio::post(io, [dead = std::move(link)] {});
   link.reset();
@@ -198,8 +211,14 @@ void Client::Impl::closed(Error why, bool was_open, bool retryable) {
   fail_waiting(why);
 }
 
-// Calls and notifications that never reached a connection.
+// Calls and notifications that never reached a connection. The calls fail;
+// the notifications have no caller left to tell: counted
+// (unsent_notifications) and logged.
 void Client::Impl::fail_waiting(const Error& why) {
+  if (!notes.empty()) {
+    unsent_notes += notes.size();
+    log(cfg.address + ": " + std::to_string(notes.size()) + " notification(s) not sent: " + why.message);
+  }
   notes.clear();
   auto ids = std::move(queue);
   queue.clear();

@@ -137,7 +137,7 @@ void HttpLink::deliver(const std::shared_ptr<Exchange>& ex, std::string_view tex
 
 // The requests of `ex` that got no answer fail now (-32002 naming why).
 void HttpLink::reject(const std::shared_ptr<Exchange>& ex, const std::string& why, int code) {
-  if (ex->notification && hooks_.refused) hooks_.refused(why);
+  if (ex->notification && hooks_.refused) hooks_.refused("the server refused a notification: " + why);
   if (ex->request_ids.empty()) return;
   Outgoing o;
   for (std::int64_t id : ex->request_ids) o.messages.emplace_back(Request{Id::integer(id), "", std::nullopt});

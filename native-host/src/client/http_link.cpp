@@ -162,6 +162,14 @@ void HttpLink::finish(const std::string& why) {
   closing_ = true;
   Error e(code::kClosed, "connection to " + a_.text + " closed: " + why);
   get_timer_.cancel();
+  // Notifications whose POST the server had not answered (a clean shutdown
+  // leaves none): lost with the link, as far as the client can tell.
+  if (hooks_.refused) {
+    for (const auto& ex : active_)
+      if (ex->notification && !ex->heard) hooks_.refused("a notification was not delivered: " + e.message);
+    for (const auto& ex : waiting_)
+      if (ex->notification) hooks_.refused("a notification was not delivered: " + e.message);
+  }
   beast::error_code ignored;
   for (auto& ex : active_) ex->stream.socket().close(ignored);
   for (auto& ex : idle_) ex->stream.socket().close(ignored);

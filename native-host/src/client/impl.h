@@ -97,7 +97,12 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   // expected, and is not worth a log line. Erased when it comes.
   std::set<std::int64_t> cancelled_on_link;
   void sent_cancel(const Id& wire);
-  std::size_t unsent_notes = 0;  // notifications the link could not send
+  std::size_t unsent_notes = 0;  // notifications the link could not send, or lost
+  // Where each notification sent on the open link ends (Link::queued): one
+  // ending past Link::written() when the link closes never reached the
+  // socket, and is counted in unsent_notes. Those written are dropped as the
+  // next one is sent.
+  std::deque<std::uint64_t> note_ends;
   Result<void> send_note(std::string method, std::optional<json> params);
   // The server of the open link announced a drain: nothing new goes on it
   // (drain.cpp).

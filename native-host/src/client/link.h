@@ -7,6 +7,7 @@
 // a Link only moves messages and reports, once, why it ended.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -31,10 +32,11 @@ struct LinkHooks {
   std::function<void(Error why, bool was_open, bool retryable)> closed;
   // The server announced a drain ($/weft/drain, PeerOptions::on_drain).
   std::function<void(const DrainNotice&)> drain;
-  // A notification the server refused (an HTTP error status for its POST):
+  // A notification the server refused (an HTTP error status for its POST),
+  // or that the link lost with its connection before the server took it:
   // there is no caller to tell, so it is counted (unsent_notifications) and
   // logged, as one the transport could not send.
-  std::function<void(const std::string& why)> refused;
+  std::function<void(const std::string& why)> refused;  // `why`: the whole log line
   // Everything the Peer or the framing reports (BadFrame, ErrorWithoutId, …).
   std::function<void(const Diagnostic&)> diagnostic;
   std::function<void(std::string_view)> log;
@@ -59,6 +61,14 @@ class Link {
   virtual void close(const Error& why) = 0;
   // Extra words for error messages (exec: exit status and stderr tail).
   virtual std::string context() const { return {}; }
+  // Where its output stands, in a unit of its own (bytes, frames): queued()
+  // is the end of all it was given so far, written() how much of that the
+  // transport accepted. A message ending past written() when the link closes
+  // never reached the socket (its write failed, or the close came first).
+  // A link without such an order (http: one POST each) reports 0 for both
+  // and tells of the notifications it loses through LinkHooks::refused.
+  virtual std::uint64_t queued() const { return 0; }
+  virtual std::uint64_t written() const { return 0; }
 };
 
 // Starts connecting; hooks run on `io`. Never null.

@@ -115,6 +115,8 @@ class StreamLink final : public Link, public std::enable_shared_from_this<Stream
     else finish("");
   }
   std::string context() const override { return child_ ? child_->context() : std::string(); }
+  std::uint64_t queued() const override { return session_ ? session_->queued() : 0; }
+  std::uint64_t written() const override { return session_ ? session_->written() : 0; }
 
  private:
   template <class Socket>

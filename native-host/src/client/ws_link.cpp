@@ -43,6 +43,7 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
       // Z2: once agreed, over 1 KiB and smaller compressed.
       if (std::string z; comp_.agreed(peer_->agreed()) && comp_.compress(bytes, z)) bytes = std::move(z);
       out_.push_back(std::move(bytes));
+      ++queued_;
       write_next();
     };
     po.diagnostic = hooks_.diagnostic;
@@ -61,6 +62,8 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
 
   Peer& peer() override { return *peer_; }
   bool closed() const override { return closing_; }
+  std::uint64_t queued() const override { return queued_; }
+  std::uint64_t written() const override { return written_; }
   void flush() override { write_next(); }
   void shutdown() override {
     if (!open_ || closing_) return close(Error(code::kClosed, "closed by the client"));
@@ -178,6 +181,7 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
       if (self->closing_) return;
       if (ec) return self->finish(self->server_closed().value_or("write: " + ec.message()), false);
       self->out_.pop_front();
+      ++self->written_;
       self->write_next();
     });
   }
@@ -220,6 +224,7 @@ class WsLink final : public Link, public std::enable_shared_from_this<WsLink> {
   std::unique_ptr<Peer> peer_;
   beast::flat_buffer in_;
   std::deque<std::string> out_;
+  std::uint64_t queued_ = 0, written_ = 0;  // frames: queued(), written()
   std::string own_reason_;
   bool open_ = false;
   bool writing_ = false;

@@ -197,7 +197,8 @@ class Client {
   // Starts connecting now instead of at the first call.
   void connect();
   CallId call(std::string method, std::optional<json> params, CallPolicy policy, Completion done);
-  // Queued until connected; fails (-32002) only once the client is closed.
+  // Queued until connected; fails (-32002) only once the client is closed,
+  // or (-32602) for params that are neither an array nor an object.
   Result<void> notify(std::string method, std::optional<json> params);
   // A streamed call (docs/streams.md): $/weft/open with policy.credit, then
   // the request; chunks arrive at on_chunk, the final answer at done. A
@@ -234,9 +235,15 @@ class Client {
   std::uint64_t connections() const;  // connections established so far
   // Why the last connection ended or the last attempt to connect failed.
   const std::optional<Error>& last_error() const;
-  // Notifications the transport took but could not send (over
-  // `max_request`, a NaN in params): each is logged; no answer would tell.
+  // Notifications that were never sent, each logged (no answer would tell):
+  // the transport took them but could not send them (over `max_request`, a
+  // NaN in params; http: refused with an HTTP error status), their
+  // connection closed before they reached its socket, or they were still
+  // waiting for a connection when it could not be made or the client closed.
   std::size_t unsent_notifications() const;
+  // Notifications waiting for a connection (made while connecting, or while
+  // a drained connection closes and the next one opens): sent once it opens.
+  std::size_t queued_notifications() const;
   // Connection events, e.g. for logs: true when one opens, false when it closes.
   std::function<void(bool open, const std::string& why)> on_connection;
 
@@ -307,7 +314,11 @@ class BlockingClient {
 
   // Makes the call and runs the loop until its Outcome is in.
   Outcome call(const std::string& method, const std::optional<json>& params, CallPolicy policy = {});
-  // Ok once the notification is written (the connection is closed then).
+  // Ok once the notification is written (the connection is closed then):
+  // at once on an open connection; else once one opens (during a drain, the
+  // next one). ConnectFailed (-32002) when it was not written, whatever the
+  // reason (no connection, one that closed first, one the server refused);
+  // RemoteError (-32602) for params neither an array nor an object.
   Outcome notify_and_close(const std::string& method, const std::optional<json>& params,
                            std::optional<Millis> timeout = std::nullopt);
   // Starts a streamed call; pull its chunks with next(). policy.auto_grant
