@@ -98,7 +98,7 @@ export function sendBatch(ep, items, timeout, t) {
     return;
   }
   for (const it of items) if (!it.call) it.rec.resolve();
-  ep._arm(status(0), t);
+  ep._arm(status(A.STATUS_DEADLINE), t);
   const ids = X._weft_ids() >> 3;
   calls.forEach((it, k) => { it.rec.id = M.HEAPF64[ids + k]; });
   const open = calls.filter((it) => !it.rec.done);

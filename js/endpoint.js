@@ -15,7 +15,7 @@ import { abortError, batch, methodName, queuedParams, sendBatch } from './batch.
 import { ErrorCode, RPCError } from './errors.js';
 import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
-import { sendFailed } from './outgoing.js';
+import { postRequest, sendFailed } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { ownTimeouts, requestWithRetry } from './retry.js';
 import { register } from './serving.js';
@@ -212,7 +212,7 @@ export class Endpoint {
       const id = X._weft_handshake(this.h, token, put(JSON.stringify(handshakeOffer(offer))), t, this.clock.now());
       if (id === 0) { this._untoken(token); return reject(lastError()); }
       rec.id = id;
-      this._arm(status(0), this.clock.now());
+      this._arm(status(A.STATUS_DEADLINE), this.clock.now());
     });
   }
 
@@ -294,7 +294,12 @@ export class Endpoint {
       return;
     }
     rec.id = id;
-    this._arm(status(0), t);
+    // Armed first: an answer that comes inside the post rests the timer.
+    this._arm(status(A.STATUS_DEADLINE), t);
+    if (status(A.STATUS_POST_REQUEST)) {  // as given, the params' handle back (weft_call)
+      if (kind === A.VALUE_OBJECT || kind === A.VALUE_ARRAY) this.out.release(arg);
+      postRequest(this, id, method, p);
+    }
     if (!rec.done && rec.signal) {
       rec.onAbort = () => { if (this.h && !rec.done) X._weft_cancel(this.h, rec.id); };
       rec.signal.addEventListener('abort', rec.onAbort, { once: true });

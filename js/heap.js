@@ -2,6 +2,7 @@
 // buffer (strings going in), the descriptor array (numbers going in), the
 // status array, and strings coming out. Views are read from the module on
 // every use: memory growth replaces them.
+import * as A from '../dist/weft_abi.js';
 import { RPCError } from './errors.js';
 
 export let M = null;  // the Emscripten module
@@ -69,10 +70,11 @@ export function desc(n) {
   return descPtr >> 3;
 }
 
+/** Slot `i` of the status array (abi.h WEFT_ABI_STATUS). */
 export function status(i) { return M.HEAPF64[(statusPtr >> 3) + i]; }
 
 /** The error of the export that just failed (weft_error()). */
 export function lastError() {
-  const e = JSON.parse(str(X._weft_error(), status(1)));
+  const e = JSON.parse(str(X._weft_error(), status(A.STATUS_ERROR_LENGTH)));
   return new RPCError(e.code, e.message, e.data);
 }

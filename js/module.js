@@ -4,7 +4,7 @@ import * as A from '../dist/weft_abi.js';
 import { ErrorCode, RPCError } from './errors.js';
 import { M, X, attach, put, str } from './heap.js';
 import { loadModule } from './loader.js';
-import { send, sendRequest, sendResult } from './outgoing.js';
+import { send, sendResult } from './outgoing.js';
 import { inboundValue, pushInbound } from './payloads.js';
 import { dispatch, requestCancelled, writable } from './serving.js';
 import { chunkSize } from './size.js';
@@ -50,10 +50,6 @@ const hooks = {
   result(h, rec, text) {
     const ep = hosts[h];
     if (ep) sendResult(ep, rec, text);
-  },
-  request(h, rec, text) {
-    const ep = hosts[h];
-    if (ep) sendRequest(ep, rec, text);
   },
   discard(h, recs, count) {
     const ep = hosts[h];

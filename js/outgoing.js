@@ -1,12 +1,13 @@
 // What the core sends, handed to the transport: the records of wasm/records.h
-// turned into wire values (wire.js), for the EM_JS hooks js_send, js_request
-// and js_result of wasm/host.cpp. What a transport cannot send goes back to
+// turned into wire values (wire.js), for the EM_JS hooks js_send and
+// js_result of wasm/host.cpp, and a single call's request, which its caller
+// posts (weft_call). What a transport cannot send goes back to
 // the core from a microtask, never under the core's own call (undelivered()).
 import * as A from '../dist/weft_abi.js';
 import { M, X, desc, put } from './heap.js';
 import { inboundMark, unwindInbound } from './payloads.js';
 import { isTuple, plainOf } from './tuples.js';
-import { describe, describeTuple, message, request, result } from './wire.js';
+import { describe, describeTuple, message, requestMessage, result } from './wire.js';
 
 /**
  * `count` records at `recs`: every message but a single call's request and
@@ -37,9 +38,9 @@ export function send(ep, recs, count, batch, text) {
   }
 }
 
-/** The one request record at `recs` (PeerOptions::send_request). */
-export function sendRequest(ep, recs, text) {
-  const o = request(ep.out, recs >> 3, text, ep.transport.tuples === true);
+/** A single call's request (weft_call's STATUS_POST_REQUEST): `id` the core's, the rest the caller's. */
+export function postRequest(ep, id, method, p) {
+  const o = requestMessage(id, method, p, ep.transport.tuples === true);
   try {
     // A request while no other call is pending (calls made one after
     // another): nothing else will follow it this turn, so a packing

@@ -258,14 +258,12 @@ export function result(out, r, text, tuples) {
 }
 
 /**
- * The message of a request record (PeerOptions::send_request: a single
- * call's request), as message() makes it.
+ * A request as message() makes one from its record: `p` its params
+ * (undefined: none).
  */
-export function request(out, r, text, tuples) {
-  const F = M.HEAPF64;
-  const pay = F[r + R_PAY];
-  const v = payload(out, F, r, pay, text);
-  return tuples ? requestTuple(F, r, pay, v) : callObject(F, r, MSG_REQUEST, pay, v);
+export function requestMessage(id, method, p, tuples) {
+  if (tuples) return p === undefined ? [T_REQUEST, id, method] : [T_REQUEST, id, method, p];
+  return p === undefined ? { jsonrpc: '2.0', method, id } : { jsonrpc: '2.0', method, params: p, id };
 }
 
 // A request's or notification's record as an object; `v` the params' value
@@ -278,8 +276,7 @@ function callObject(F, r, kind, pay, v) {
 }
 
 function requestTuple(F, r, pay, v) {
-  const method = str(F[r + R_STR_P], F[r + R_STR_N]);
-  return pay === PAY_NONE ? [T_REQUEST, recId(F, r), method] : [T_REQUEST, recId(F, r), method, v];
+  return requestMessage(recId(F, r), str(F[r + R_STR_P], F[r + R_STR_N]), pay === PAY_NONE ? undefined : v, true);
 }
 
 function resultObject(id, v) { return { jsonrpc: '2.0', result: v === undefined ? null : v, id }; }

@@ -180,6 +180,18 @@
   X(METRICS_SKIP, 0)         \
   X(METRICS_ASK, 1)
 
+// The status array (weft_status()): what an export reports besides its
+// return value. DEADLINE: the core's next deadline (ms) or -1, after every
+// export that may move it. ERROR_LENGTH: the length of weft_error()'s text.
+// POST_REQUEST: after weft_call, 1 when the call's request is the caller's
+// to post (PeerOptions::send_request ran: the core sends it now, as the
+// caller gave it), 0 when nothing is to be posted.
+#define WEFT_ABI_STATUS(X) \
+  X(STATUS_DEADLINE, 0)     \
+  X(STATUS_ERROR_LENGTH, 1) \
+  X(STATUS_POST_REQUEST, 2) \
+  X(STATUS_SIZE, 3)
+
 // weft::Role (peer.h), by value.
 #define WEFT_ABI_ROLES(X) \
   X(ROLE_PEER, 0)              \
@@ -238,6 +250,7 @@ enum IdKind : int { WEFT_ABI_ID_KINDS(WEFT_ABI_ENUM) };
 enum Dispatch : int { WEFT_ABI_DISPATCH(WEFT_ABI_ENUM) };
 enum Timeout : int { WEFT_ABI_TIMEOUT(WEFT_ABI_ENUM) };
 enum RoleValue : int { WEFT_ABI_ROLES(WEFT_ABI_ENUM) };
+enum Status : int { WEFT_ABI_STATUS(WEFT_ABI_ENUM) };
 #undef WEFT_ABI_ENUM
 #define WEFT_ABI_CONST(name, value) inline constexpr int name = value;
 WEFT_ABI_STREAM(WEFT_ABI_CONST)

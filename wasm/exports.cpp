@@ -23,7 +23,7 @@ using namespace weft::wasm;
 namespace {
 std::string g_err;          // the last failed call's error, as JSON
 std::vector<double> g_ids;  // ids of the last batch
-double g_status[4];         // [0] next deadline or -1, [1] error length
+double g_status[abi::STATUS_SIZE];  // abi.h WEFT_ABI_STATUS
 }  // namespace
 
 namespace weft::wasm {
@@ -32,8 +32,8 @@ Millis to_ms(double now) { return static_cast<Millis>(std::floor(now)); }
 
 double note_deadline(Host* x) {
   const std::optional<Millis> d = x->peer->next_deadline();
-  g_status[0] = d ? static_cast<double>(*d) : -1;
-  return g_status[0];
+  g_status[abi::STATUS_DEADLINE] = d ? static_cast<double>(*d) : -1;
+  return g_status[abi::STATUS_DEADLINE];
 }
 
 // Milliseconds from JavaScript: a fraction rounds up (0.5 must not mean
@@ -78,7 +78,7 @@ void give_back(int h, std::optional<json>& params) {
 // Error paths only: one copy, not one inlined into each caller.
 [[gnu::noinline]] void set_error(const Error& e) {
   g_err = e.to_json().dump(-1, ' ', false, json::error_handler_t::replace);
-  g_status[1] = static_cast<double>(g_err.size());
+  g_status[abi::STATUS_ERROR_LENGTH] = static_cast<double>(g_err.size());
 }
 
 }  // namespace weft::wasm
@@ -325,7 +325,11 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
 // params_of; progress: PROGRESS_* (docs/streams.md); credit >= 0: a streamed
 // call with that initial credit (chunks to js_chunk); metrics: METRICS_ASK
 // or METRICS_SKIP (js_metrics, see wants_metrics). Returns the id (> 0), or
-// 0 with the error at weft_error().
+// 0 with the error at weft_error(). The core does not send the request
+// itself: STATUS_POST_REQUEST says whether the caller posts it now, with
+// that id and the method and params it gave (the params' handle is then
+// back with the caller, PeerOptions::send_request in host.cpp); a stream's
+// $/weft/open, if any, has gone out before it.
 EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double pkind, double pa,
                                       double timeout, double now, int progress, double credit,
                                       int metrics) {
@@ -340,6 +344,8 @@ EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double
   }
   if (wants_metrics(*x, metrics)) opts.on_metrics = metrics_to(h, token);
   Result<Id> r = Error();
+  x->calling = true;
+  x->post_request = false;
   if (credit >= 0) {
     StreamOptions so;
     so.credit = static_cast<std::uint32_t>(std::min(credit, 4294967295.0));
@@ -351,12 +357,21 @@ EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double
                       to_ms(now));
   }
   if (!r.ok()) {
+    if ((x = host(h))) x->calling = false;
     params = params_of(pkind, pa);  // the refused call dropped its copy
     give_back(h, params);
     set_error(r.error());
     return 0;
   }
-  if ((x = host(h))) note_deadline(x);
+  // A call made meanwhile (a handler answering the stream's $/weft/open
+  // over a loopback) ended `calling`: this call's request then went as
+  // every message does, and there is nothing to post.
+  x = host(h);
+  g_status[abi::STATUS_POST_REQUEST] = x && x->post_request ? 1 : 0;
+  if (x) {
+    x->calling = x->post_request = false;
+    note_deadline(x);
+  }
   return r->kind() == Id::Kind::Int ? static_cast<double>(r->as_int()) : 0;
 }
 

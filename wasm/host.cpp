@@ -18,7 +18,6 @@
 EM_JS(void, js_send, (int h, const double* recs, int count, int batch, const char* text),
       { Module.weft.send(h, recs, count, batch, text); });
 EM_JS(void, js_result, (int h, const double* rec, const char* text), { Module.weft.result(h, rec, text); });
-EM_JS(void, js_request, (int h, const double* rec, const char* text), { Module.weft.request(h, rec, text); });
 EM_JS(void, js_discard, (int h, const double* recs, int count), { Module.weft.discard(h, recs, count); });
 EM_JS(void, js_settle, (int h, int token, double slot, const char* p, size_t n),
       { Module.weft.settle(h, token, slot, p, n); });
@@ -229,10 +228,21 @@ int create_host(PeerOptions o) {
     write_result(id, v, g_rec, g_text);
     js_result(h, g_rec.data(), g_text.data());
   };
-  // One request, one record, the same way (its params' handle is taken).
+  // One request, no record, when it is weft_call's: its caller holds the
+  // method and params it gave and posts them with the id the core chose.
+  // The params' handle goes back with that; its marker to the pool. Any
+  // other (the handshake's, whose params the core made) goes as every
+  // message does.
   o.send_request = [h](const Id& id, const std::string& method, std::optional<json>& params) {
-    write_request(id, method, params, g_rec, g_text);
-    js_request(h, g_rec.data(), g_text.data());
+    Host* x = host(h);
+    if (x && x->calling) {
+      if (params) take_marker(*params);
+      x->post_request = true;
+      return;
+    }
+    Outgoing m;
+    m.messages.emplace_back(Request{id, method, std::move(params)});
+    js_send_records(h, m);
   };
   o.discard = [h](Outgoing&& m) {
     js_discard_records(h, m);

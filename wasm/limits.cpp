@@ -55,6 +55,7 @@ EMSCRIPTEN_KEEPALIVE double weft_handshake(int h, int token, std::size_t hlen, d
   caps.erase(std::remove(caps.begin(), caps.end(), "compression"), caps.end());
   offer->compression_preference.clear();
   CallCallback settle = settle_to(h, token);
+  x->calling = false;  // its request is not a weft_call's to post (host.cpp)
   auto r = x->peer->handshake(
       std::move(*offer),
       [settle](Result<Handshake> a) { settle(a ? Result<json>(handshake_json(*a)) : Result<json>(a.error())); },

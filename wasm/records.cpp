@@ -138,11 +138,6 @@ double* single(std::vector<double>& recs, std::string& text) {
 
 }  // namespace
 
-void write_request(const Id& id, const std::string& method, std::optional<json>& params,
-                   std::vector<double>& recs, std::string& text) {
-  record_request(single(recs, text), id, method, params, text);
-}
-
 void write_result(const Id& id, json& v, std::vector<double>& recs, std::string& text) {
   record_result(single(recs, text), id, v, text);
 }

@@ -19,10 +19,6 @@ void write_records(Outgoing& o, std::vector<double>& recs, std::string& text);
 // The same for one result (PeerOptions::send_result): one record, as
 // write_records() writes Response{id, v} without metrics.
 void write_result(const Id& id, json& v, std::vector<double>& recs, std::string& text);
-// And for one request (PeerOptions::send_request): as write_records() writes
-// Request{id, method, params}.
-void write_request(const Id& id, const std::string& method, std::optional<json>& params,
-                   std::vector<double>& recs, std::string& text);
 
 // Incoming: the message described by descriptor record `d` (abi D_*
 // layout), with its strings in `in`, judged by judge() (message.h) as

@@ -115,18 +115,18 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (the glue, 26 files: 37,589 gzipped as one and 46,384 file by file;
-// weft.wasm 139,302; weft_module.js 6,657; weft_abi.js 1,133), so that
+// (the glue, 26 files: 37,819 gzipped as one and 46,701 file by file;
+// weft.wasm 139,557; weft_module.js 6,641; weft_abi.js 1,171), so that
 // growing past one is a decision: raise it in a commit whose message gives
 // the reason. The glue ships unminified, so its comments count. Splitting a
 // file costs both: its own header comment and imports as one, and a gzip
 // header and dictionary per file file by file.
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 37600,
-  'JS glue, js/**/*.js gzipped file by file': 46400,
+  'JS glue, js/**/*.js gzipped as one': 37900,
+  'JS glue, js/**/*.js gzipped file by file': 46800,
   'dist/weft.wasm': 139600,
   'dist/weft_module.js': 7000,
-  'dist/weft_abi.js': 1150,
+  'dist/weft_abi.js': 1200,
 };
 
 test('size budget (gzip -9): the JS glue, weft.wasm, weft_module.js', () => {
