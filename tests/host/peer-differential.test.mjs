@@ -366,9 +366,12 @@ test('vscode-jsonrpc client: weft serve --stdio --demo and json-rpc-2.0 give the
   // The request vscode-jsonrpc wrote last (sendRequest writes synchronously).
   let written = null;
   const writer = new StreamMessageWriter(child.stdin);
+  // Its writes finish asynchronously: the last is awaited before the server
+  // goes, so that none is left to write to a destroyed pipe.
+  let lastWrite = Promise.resolve();
   const recording = {
     onError: writer.onError, onClose: writer.onClose, end: () => writer.end(), dispose: () => writer.dispose(),
-    write: (m) => { written = m; return writer.write(m); },
+    write: (m) => { written = m; return (lastWrite = writer.write(m)); },
   };
   // vscode-jsonrpc logs an answer it cannot match (to a notification, say).
   const complaints = [];
@@ -399,6 +402,7 @@ test('vscode-jsonrpc client: weft serve --stdio --demo and json-rpc-2.0 give the
       assert.deepEqual(complaints, [], `vscode-jsonrpc complained; ${why}`);
     }
   } finally {
+    await lastWrite.catch(() => {});
     conn.dispose();
     child.kill('SIGKILL');
   }
