@@ -419,3 +419,35 @@ test('a queued message of many objects or with a cycle is structured-cloned whol
   assert.deepEqual(s[2], { a: { x: 1 }, b: { x: 1 } });
   assert.notEqual(s[2].a, shared);
 });
+
+// weft_call hands its own request back for the glue to post; a call made
+// while the core is still inside it (here: from the post of a stream's
+// $/weft/open) must not make the outer call's request go twice or not at all.
+test('a call made while a stream\'s $/weft/open is being posted goes out once with its params, and so does the stream\'s request, in the order made', T, async () => {
+  await ready;
+  const sent = [];
+  let client = null;
+  let inner = null;
+  const transport = {
+    send(m) {
+      sent.push(m);
+      if (inner === null && m.method === '$/weft/open') inner = client.request('inner', { x: 1 }).catch((e) => e.code);
+    },
+    onMessage() {},
+    destroy() {},
+  };
+  client = new Peer(transport, { onDiagnostic: () => {} });
+  const s = client.stream('outer', [1, 2]);
+  s.result.catch(() => {});
+  await until(() => inner !== null, 'the inner call');
+  assert.deepEqual(sent.map((m) => [m.method, m.params]), [
+    ['$/weft/open', { id: sent[0].params.id, credit: 16 }],
+    ['inner', { x: 1 }],
+    ['outer', [1, 2]],
+  ]);
+  assert.equal(sent[2].id, sent[0].params.id, 'the stream\'s request has the id its open announced');
+  assert.notEqual(sent[1].id, sent[2].id);
+  client.destroy();
+  assert.equal(await inner, ErrorCode.Closed);
+  assert.deepEqual(client.stats().payloads, 0);
+});
