@@ -6,9 +6,10 @@
 //
 // Lifetime of a payload (payloads.js, wasm/payloads.h): a transport message
 // is described to the core with its payloads as inbound handles, valid until
-// _receive returns; a value JS hands to the core (call params, a handler's
-// answer) becomes an outbound handle owned by the core until it comes back
-// in a record — sent (outgoing.js) or discarded — where it is released.
+// _receive returns; a value JS hands to the core (notification or batch
+// params, a handler's answer) becomes an outbound handle owned by the core
+// until it comes back in a record — sent (outgoing.js) or discarded — where
+// it is released. A single call's params stay here (PAY_CALLER).
 // The serving side (handlers and their answers) is serving.js.
 import * as A from '../dist/weft_abi.js';
 import { abortError, batch, methodName, queuedParams, sendBatch } from './batch.js';
@@ -22,7 +23,7 @@ import { register } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
 import { isTuple } from './tuples.js';
-import { describe, describeTuple, params } from './wire.js';
+import { describe, describeTuple, kindOf, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
 const LOUD = new Set(['InvalidResponse', 'ErrorWithoutId', 'NotificationFailed', 'BadParamSpec']);
@@ -284,9 +285,9 @@ export class Endpoint {
     if (rec.onAbort) { rec.signal.removeEventListener('abort', rec.onAbort); rec.onAbort = null; }
     if (!this.h) return rec.reject(this.closedError ?? new RPCError(ErrorCode.Closed, 'Endpoint destroyed'));
     const token = this._token(rec);
-    const [kind, arg] = p === undefined ? [A.VALUE_ABSENT, 0] : params(this.out, p);
     const mlen = put(method);  // a string (_request)
-    const id = X._weft_call(this.h, token, mlen, kind, arg, timeout, t, rec.progress ?? A.PROGRESS_NONE,
+    // The params stay here (PAY_CALLER): the core reads their kind only.
+    const id = X._weft_call(this.h, token, mlen, kindOf(p), A.PAY_CALLER, timeout, t, rec.progress ?? A.PROGRESS_NONE,
       rec.stream ? rec.stream.hwm : -1, rec.onMetrics ? A.METRICS_ASK : A.METRICS_SKIP);
     if (id === 0) {
       this._untoken(token);
@@ -296,10 +297,7 @@ export class Endpoint {
     rec.id = id;
     // Armed first: an answer that comes inside the post rests the timer.
     this._arm(status(A.STATUS_DEADLINE), t);
-    if (status(A.STATUS_POST_REQUEST)) {  // as given, the params' handle back (weft_call)
-      if (kind === A.VALUE_OBJECT || kind === A.VALUE_ARRAY) this.out.release(arg);
-      postRequest(this, id, method, p);
-    }
+    if (status(A.STATUS_POST_REQUEST)) postRequest(this, id, method, p);  // as given (weft_call)
     if (!rec.done && rec.signal) {
       rec.onAbort = () => { if (this.h && !rec.done) X._weft_cancel(this.h, rec.id); };
       rec.signal.addEventListener('abort', rec.onAbort, { once: true });

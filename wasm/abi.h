@@ -135,11 +135,14 @@
 
 // Payload slot values that are not handles, and the handle space
 // (payloads.h): outbound handles are below INBOUND_BASE, inbound ones are
-// INBOUND_BASE + their index in the message being received.
+// INBOUND_BASE + their index in the message being received. PAY_CALLER:
+// weft_call's params, which the caller keeps and posts itself
+// (STATUS_POST_REQUEST); the core only reads their kind.
 #define WEFT_ABI_PAY(X)        \
   X(PAY_NONE, -1)                  \
   X(PAY_TEXT, -2)                  \
   X(PAY_FAILED, -3)                \
+  X(PAY_CALLER, -4)                \
   X(PAY_INDEX_BITS, 24)            \
   X(PAY_INBOUND_BASE, 4503599627370496) /* 2^52 */
 

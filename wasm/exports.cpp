@@ -327,9 +327,10 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
 // or METRICS_SKIP (js_metrics, see wants_metrics). Returns the id (> 0), or
 // 0 with the error at weft_error(). The core does not send the request
 // itself: STATUS_POST_REQUEST says whether the caller posts it now, with
-// that id and the method and params it gave (the params' handle is then
-// back with the caller, PeerOptions::send_request in host.cpp); a stream's
-// $/weft/open, if any, has gone out before it.
+// that id and the method and params it gave (PeerOptions::send_request in
+// host.cpp); a stream's $/weft/open, if any, has gone out before it. So
+// params of kind OBJECT or ARRAY come as PAY_CALLER, not as a handle: the
+// core reads only their kind.
 EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double pkind, double pa,
                                       double timeout, double now, int progress, double credit,
                                       int metrics) {
@@ -344,6 +345,7 @@ EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double
   }
   if (wants_metrics(*x, metrics)) opts.on_metrics = metrics_to(h, token);
   Result<Id> r = Error();
+  const bool outer = x->calling;  // a call made inside another's (host.cpp)
   x->calling = true;
   x->post_request = false;
   if (credit >= 0) {
@@ -356,20 +358,18 @@ EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double
     r = x->peer->call(std::move(method), std::move(params), settle_to(h, token), std::move(opts),
                       to_ms(now));
   }
-  if (!r.ok()) {
-    if ((x = host(h))) x->calling = false;
-    params = params_of(pkind, pa);  // the refused call dropped its copy
-    give_back(h, params);
+  if (!r.ok()) {  // no handle to give back: PAY_CALLER
+    if ((x = host(h))) x->calling = outer;
     set_error(r.error());
     return 0;
   }
-  // A call made meanwhile (a handler answering the stream's $/weft/open
-  // over a loopback) ended `calling`: this call's request then went as
-  // every message does, and there is nothing to post.
+  // Not set when the call settled before its request went (closed while
+  // its stream's $/weft/open was sent): nothing to post then.
   x = host(h);
   g_status[abi::STATUS_POST_REQUEST] = x && x->post_request ? 1 : 0;
   if (x) {
-    x->calling = x->post_request = false;
+    x->calling = outer;
+    x->post_request = false;
     note_deadline(x);
   }
   return r->kind() == Id::Kind::Int ? static_cast<double>(r->as_int()) : 0;

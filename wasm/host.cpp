@@ -229,10 +229,9 @@ int create_host(PeerOptions o) {
     js_result(h, g_rec.data(), g_text.data());
   };
   // One request, no record, when it is weft_call's: its caller holds the
-  // method and params it gave and posts them with the id the core chose.
-  // The params' handle goes back with that; its marker to the pool. Any
-  // other (the handshake's, whose params the core made) goes as every
-  // message does.
+  // method and params it gave (PAY_CALLER) and posts them with the id the
+  // core chose; the params' marker goes back to the pool. Any other (the
+  // handshake's, whose params the core made) goes as every message does.
   o.send_request = [h](const Id& id, const std::string& method, std::optional<json>& params) {
     Host* x = host(h);
     if (x && x->calling) {

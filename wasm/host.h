@@ -29,9 +29,9 @@ struct Host {
   // up to kMaxErrorReplies in a row, as ConnectionOptions::max_error_replies.
   int undecodable_run = 0;
   Role role = Role::Peer;  // its Peer's (PeerOptions::role)
-  // weft_call is making a call (its own request, not a nested call's), and
-  // PeerOptions::send_request ran for it: its caller posts the request
-  // (abi.h STATUS_POST_REQUEST).
+  // weft_call is making a call (the innermost, if one is made inside
+  // another), and PeerOptions::send_request ran for it: its caller posts
+  // the request (abi.h STATUS_POST_REQUEST).
   bool calling = false;
   bool post_request = false;
 

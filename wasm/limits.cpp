@@ -55,16 +55,18 @@ EMSCRIPTEN_KEEPALIVE double weft_handshake(int h, int token, std::size_t hlen, d
   caps.erase(std::remove(caps.begin(), caps.end(), "compression"), caps.end());
   offer->compression_preference.clear();
   CallCallback settle = settle_to(h, token);
+  const bool outer = x->calling;
   x->calling = false;  // its request is not a weft_call's to post (host.cpp)
   auto r = x->peer->handshake(
       std::move(*offer),
       [settle](Result<Handshake> a) { settle(a ? Result<json>(handshake_json(*a)) : Result<json>(a.error())); },
       call_options(timeout), to_ms(now));
+  if ((x = host(h))) x->calling = outer;
   if (!r.ok()) {
     set_error(r.error());
     return 0;
   }
-  if ((x = host(h))) note_deadline(x);
+  if (x) note_deadline(x);
   return static_cast<double>(r->as_int());
 }
 

@@ -11,9 +11,9 @@
 //    comes back exactly once, in an outgoing record — sent (js_send,
 //    js_result: one result without metrics, PeerOptions::send_result) or
 //    dropped (js_discard: PeerOptions::discard, or a call that failed) —
-//    or, for a single call's params, with weft_call's STATUS_POST_REQUEST
-//    (abi.h: the caller posts the request itself); js/payloads.js frees it
-//    there and nowhere else. A handle whose
+//    and js/payloads.js frees it there and nowhere else. A single call's
+//    params get no handle: they stay with the caller, who posts the request
+//    (abi.h PAY_CALLER, STATUS_POST_REQUEST). A handle whose
 //    generation does not match is refused, never resolved to another value.
 //  * inbound (a value in a message being received) = INBOUND_BASE + its
 //    index in that message's list; valid while weft_receive runs (handlers

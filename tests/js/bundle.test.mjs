@@ -115,8 +115,8 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (the glue, 26 files: 37,819 gzipped as one and 46,701 file by file;
-// weft.wasm 139,557; weft_module.js 6,641; weft_abi.js 1,171), so that
+// (the glue, 26 files: 37,824 gzipped as one and 46,707 file by file;
+// weft.wasm 139,553; weft_module.js 6,641; weft_abi.js 1,178), so that
 // growing past one is a decision: raise it in a commit whose message gives
 // the reason. The glue ships unminified, so its comments count. Splitting a
 // file costs both: its own header comment and imports as one, and a gzip
