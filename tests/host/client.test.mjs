@@ -224,6 +224,27 @@ describe('http:// failure statuses (a plain Node http server)', () => {
     assert.equal(r.code, 0, r.stderr);
     await within(5000, new Promise((res) => { server.closeAllConnections(); server.close(res); }));
   });
+
+  test('a notification answered 404 (the server ended the session) is not delivered: logged, and session mode exits 3', async () => {
+    // The first request starts a session; the server then knows it no more.
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        if (req.headers['mcp-session-id']) return res.writeHead(404).end();
+        const msg = JSON.parse(body);
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Mcp-Session-Id': 's1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: 'hello' }));
+      });
+    });
+    const port = await listen(server);
+    const input = '{"jsonrpc":"2.0","id":1,"method":"initialize"}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
+    const r = await runCli(['call', '--session', '--connect', `http://127.0.0.1:${port}/`, '--timeout', '5000'], { input });
+    assert.deepEqual(lines(r.stdout), [{ jsonrpc: '2.0', id: 1, result: 'hello' }], r.stderr);
+    assert.match(r.stderr, /the server refused a notification: it ended session s1 \(404\)/);
+    assert.equal(r.code, 3, r.stderr);
+    await within(5000, new Promise((res) => { server.closeAllConnections(); server.close(res); }));
+  });
 });
 
 // ---- weft serve --ws / --http (the native server of the same tree) -----------

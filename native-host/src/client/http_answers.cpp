@@ -27,6 +27,10 @@ void HttpLink::on_header(const std::shared_ptr<Exchange>& ex, const beast::error
   const unsigned status = res.result_int();
   const std::string type(res[http::field::content_type]);
   if (status == 404 && session_id_) {
+    // Heard, so finish() does not count it among those lost with the link:
+    // a notification refused with the session is told of here.
+    if (ex->notification && hooks_.refused)
+      hooks_.refused("the server refused a notification: it ended session " + *session_id_ + " (404)");
     return finish("the server ended session " + *session_id_ + " (404)");
   }
   if (ex->is_get && status == 405) return done(ex, false);  // no server stream: fine
