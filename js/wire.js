@@ -266,17 +266,17 @@ export function requestMessage(id, method, p, tuples) {
   return p === undefined ? { jsonrpc: '2.0', method, id } : { jsonrpc: '2.0', method, params: p, id };
 }
 
-// A request's or notification's record as an object; `v` the params' value
-// (none when `pay` is PAY_NONE).
+// A request's (as a caller's own: requestMessage) or notification's record
+// as an object; `v` the params' value (none when `pay` is PAY_NONE).
 function callObject(F, r, kind, pay, v) {
+  if (kind === MSG_REQUEST) return requestRecord(F, r, pay, v, false);
   const m = { jsonrpc: '2.0', method: str(F[r + R_STR_P], F[r + R_STR_N]) };
   if (pay !== PAY_NONE) m.params = v;
-  if (kind === MSG_REQUEST) m.id = recId(F, r);
   return m;
 }
 
-function requestTuple(F, r, pay, v) {
-  return requestMessage(recId(F, r), str(F[r + R_STR_P], F[r + R_STR_N]), pay === PAY_NONE ? undefined : v, true);
+function requestRecord(F, r, pay, v, tuples) {
+  return requestMessage(recId(F, r), str(F[r + R_STR_P], F[r + R_STR_N]), pay === PAY_NONE ? undefined : v, tuples);
 }
 
 function resultObject(id, v) { return { jsonrpc: '2.0', result: v === undefined ? null : v, id }; }
@@ -293,7 +293,7 @@ function payload(out, F, r, pay, text) {
 function tuple(F, r, kind, pay, v) {
   switch (kind) {
     case MSG_RESULT: return [T_RESULT, recId(F, r), v === undefined ? null : v];
-    case MSG_REQUEST: return requestTuple(F, r, pay, v);
+    case MSG_REQUEST: return requestRecord(F, r, pay, v, true);
     case MSG_NOTIFICATION: {
       const method = str(F[r + R_STR_P], F[r + R_STR_N]);
       return pay === PAY_NONE ? [T_NOTIFICATION, method] : [T_NOTIFICATION, method, v];
