@@ -5,6 +5,7 @@
 // the core from a microtask, never under the core's own call (undelivered()).
 import * as A from '../dist/weft_abi.js';
 import { M, X, desc, put } from './heap.js';
+import { snapshot } from './pack.js';
 import { inboundMark, unwindInbound } from './payloads.js';
 import { isTuple, plainOf } from './tuples.js';
 import { describe, describeTuple, message, requestMessage, result } from './wire.js';
@@ -78,11 +79,13 @@ function noteSendError(ep, m, e) {
 const text = (x) => String(x?.message ?? x);
 
 // Why `m` alone cannot be sent, if it cannot: the transport's sendable()
-// (false, or throwing why), else structured clone's error.
+// (false, or throwing why), else structured clone's error on its snapshot
+// (what posting it alone sends: pack.js).
 function whyNot(t, m, e) {
   try {
     if (typeof t.sendable === 'function') return t.sendable(m) ? undefined : e;
-    globalThis.structuredClone?.(m);
+    const clone = globalThis.structuredClone;
+    if (clone) clone(snapshot(m, clone));
   } catch (x) {
     return x;
   }

@@ -53,7 +53,10 @@
 // would carry it, and a message of many objects (or a cycle) is
 // structured-cloned whole. A message the copy throws on (a function, a
 // throwing getter) is queued as it is: its flush fails and reports it as
-// above.
+// above. A Proxy over a plain object or an array, which structured clone
+// refuses but JS cannot tell from that object, is copied as that data; so
+// that it goes alike queued or not, a message posted at once that structured
+// clone refuses is posted as its snapshot (postNow).
 
 import { T_ERROR, T_REQUEST, T_RESULT, isTuple, tuplePayload } from './tuples.js';
 
@@ -144,16 +147,17 @@ const copy = (v, other) => {
  * what is neither an array nor a plain object, and a whole message past
  * BUDGET objects.
  */
-export function snapshot(v, other) {
+export function snapshot(v, other, n = 1) {
   if (typeof v !== 'object' || v === null) return v;
   const outer = left, outerN = elements;  // a getter read by the copy may send: its own snapshot
-  left = BUDGET;
-  elements = ELEMENTS;
+  left = BUDGET * n;
+  elements = ELEMENTS * n;
   try {
     return copy(v, other);
   } catch (e) {
     if (e !== OVER) return v;
-    try { return other(v); } catch { return v; }
+    // Refused by structured clone (a Proxy in it): copied within wider bounds.
+    try { return other(v); } catch (x) { return n === 1 && x?.name === 'DataCloneError' ? snapshot(v, other, 256) : v; }
   } finally {
     left = outer;
     elements = outerN;
@@ -246,8 +250,16 @@ export function createPacker(post, mode, onTuples) {
     scheduled = false;
     flushNow();
   };
+  // Posts `m`, or its snapshot if structured clone refuses it (a Proxy).
+  const postNow = (m) => {
+    try { post(m); } catch (e) {
+      const s = e?.name === 'DataCloneError' ? snapshot(m, clone) : m;
+      if (s === m) throw e;
+      post(s);
+    }
+  };
   const postOne = (m, sent = m) => {
-    try { post(m); } catch (e) { report(sent, e); }
+    try { postNow(m); } catch (e) { report(sent, e); }
   };
   // What is queued: one message as is (the array stays ours and is reused),
   // two or more as one frame. The frame's array is handed over: postMessage
@@ -284,7 +296,7 @@ export function createPacker(post, mode, onTuples) {
         post(msg, transfer);
         return;
       }
-      if (closed || !packing) { post(msg); return; }
+      if (closed || !packing) { postNow(msg); return; }
       // The sender knows nothing else is on its way (a call made while no
       // other is pending): queueing would only delay it. Posted at once, and
       // failures reported as for a flush.
@@ -292,10 +304,10 @@ export function createPacker(post, mode, onTuples) {
       // The first message sent while a plain message is delivered (its
       // answer) goes at once, as unpacked: a Worker on the other side starts
       // on it while this side finishes the call.
-      if (delivering === 1 && queue.length === 0) { post(msg); return; }
+      if (delivering === 1 && queue.length === 0) { postNow(msg); return; }
       if (bulky(msg)) {
         if (queue.length) flushNow();
-        post(msg);  // throws like the unpacked path: the endpoint handles it
+        postNow(msg);  // throws like the unpacked path: the endpoint handles it
         return;
       }
       queue.push(snapshot(msg, clone));

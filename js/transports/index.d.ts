@@ -32,7 +32,9 @@ export interface RPCTransport {
    * more could not be sent (send() threw, or onSendError reported it), for
    * each element, to tell the one that failed from the rest (which then go
    * again). It may throw instead of returning false: the error is that
-   * element's own reason. Default: structured clone succeeds on it.
+   * element's own reason. Default: structured clone succeeds on it as a
+   * postMessage transport posts it alone (a Proxy over a plain object or an
+   * array read as the data it presents).
    */
   sendable?(message: WireMessage): boolean;
   /**

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import * as JR from 'json-rpc-2.0';
 import {
-  JSONRPCClient, JSONRPCServer, portTransport, workerTransport, windowTransport,
+  JSONRPCClient, JSONRPCServer, Peer, portTransport, workerTransport, windowTransport,
 } from '../../js/index.js';
 
 const T = { timeout: 15000 };
@@ -409,3 +409,108 @@ test('snapshot: a queued message arrives as structured clone would have sent it 
     assert.deepStrictEqual(structuredClone(copy), structuredClone(msg), `value ${i} differs (WEFT_SNAPSHOT_SEED=${seed})`);
   }
 });
+
+// ---- Proxies (js/pack.js, "Proxies") -------------------------------------------
+// JS cannot tell a Proxy from the object it presents, so the snapshot of a
+// queued message reads it as that object; a message posted at once is sent
+// or refused as its snapshot would be, so that the outcome does not depend on
+// whether it was queued.
+const proxied = () => ({ jsonrpc: '2.0', method: 'save', params: new Proxy({ name: 'ann', tags: new Proxy(['a', 'b'], {}) }, {}), id: 1 });
+const asData = { jsonrpc: '2.0', method: 'save', params: { name: 'ann', tags: ['a', 'b'] }, id: 1 };
+const isCloneError = (e) => e?.name === 'DataCloneError';
+
+test('pack: a Proxy over plain data posted at once (pack: false) is sent as the data it presents', T, async () => {
+  const { t, frames, done } = rawPair({ pack: false });
+  try {
+    t.send(proxied());
+    await until(() => frames.length === 1);
+    assert.deepEqual(frames[0], asData);
+  } finally { done(); }
+});
+
+test('pack: a Proxy over plain data posted alone while packing is sent as the data it presents', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  const failed = [];
+  t.onSendError((m, e) => failed.push(e));
+  try {
+    t.send(proxied(), true);  // alone: posted at once, not queued
+    await until(() => frames.length === 1);
+    assert.deepEqual(frames[0], asData);
+    assert.deepEqual(failed, []);
+  } finally { done(); }
+});
+
+test('pack: a Proxy over plain data queued in a frame is sent as the data it presents', T, async () => {
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    t.send(proxied());
+    t.send(note(2));
+    await until(() => frames.length === 1);
+    assert.deepEqual(frames[0], { [KEY]: [asData, note(2)] });
+  } finally { done(); }
+});
+
+test('pack: a Proxy over plain data in a message of more objects than the copy\'s budget (1,024) is sent as that data too, at once or queued', T, async () => {
+  const rows = () => new Proxy(Array.from({ length: 2000 }, (_, i) => new Proxy({ i }, {})), {});
+  const want = { jsonrpc: '2.0', method: 'rows', params: Array.from({ length: 2000 }, (_, i) => ({ i })) };
+  const plainT = rawPair({ pack: false });
+  try {
+    plainT.t.send({ jsonrpc: '2.0', method: 'rows', params: rows() });
+    await until(() => plainT.frames.length === 1);
+    assert.deepEqual(plainT.frames[0], want);
+  } finally { plainT.done(); }
+  const { t, frames, done } = rawPair({ pack: true });
+  try {
+    t.send({ jsonrpc: '2.0', method: 'rows', params: rows() });
+    t.send(note(2));
+    await until(() => frames.length === 1);
+    assert.deepEqual(frames[0], { [KEY]: [want, note(2)] });
+  } finally { done(); }
+});
+
+test('pack: a Proxy the snapshot cannot read as plain data (over a Map, revoked) is refused with DataCloneError, at once or queued', T, async () => {
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const bad = [new Proxy(new Map([[1, 2]]), {}), revoked.proxy].map((params) => ({ jsonrpc: '2.0', method: 'n', params }));
+  const plainT = rawPair({ pack: false });
+  try {
+    for (const m of bad) assert.throws(() => plainT.t.send(m), isCloneError);
+  } finally { plainT.done(); }
+  const { t, frames, done } = rawPair({ pack: true });
+  const failed = [];
+  t.onSendError((m, e) => failed.push([m, e]));
+  try {
+    t.send(note(1));
+    for (const m of bad) t.send(m);
+    t.send(note(3));
+    await until(() => failed.length === 2 && frames.length === 2);
+    assert.deepEqual(frames, [note(1), note(3)]);
+    assert.deepEqual(failed.map(([m]) => m), bad);
+    assert.ok(failed.every(([, e]) => isCloneError(e)));
+  } finally { done(); }
+});
+
+for (const pack of [false, 'auto', true]) {
+  test(`pack ${pack}: a call whose params are a Proxy over plain data is answered, alone or among calls in flight`, T, async () => {
+    const { port1, port2 } = new MessageChannel();
+    const server = new Peer(portTransport(port2, { pack }));
+    server.method('save', (p) => p);
+    const client = new Peer(portTransport(port1, { pack }), { timeout: 0 });
+    try {
+      assert.deepEqual(await client.request('save', proxied().params), asData.params);  // alone
+      const all = [1, 2, 3].map(() => client.request('save', proxied().params));  // queued while packing
+      assert.deepEqual(await Promise.all(all), [asData.params, asData.params, asData.params]);
+    } finally { client.destroy(); server.destroy(); }
+  });
+
+  test(`pack ${pack}: a handler's result that is a Proxy over plain data is sent as that data`, T, async () => {
+    const { port1, port2 } = new MessageChannel();
+    const server = new Peer(portTransport(port2, { pack }));
+    server.method('load', () => proxied().params);
+    const client = new Peer(portTransport(port1, { pack }), { timeout: 0 });
+    try {
+      assert.deepEqual(await client.request('load'), asData.params);
+      assert.deepEqual(await Promise.all([client.request('load'), client.request('load')]), [asData.params, asData.params]);
+    } finally { client.destroy(); server.destroy(); }
+  });
+}

@@ -91,6 +91,23 @@ for (const pack of [false, 'auto', true]) {
       assert.equal(client.stats().payloads, 0);
     } finally { client.destroy(); server.destroy(); }
   });
+
+  test(`pack ${pack}: a batch entry whose params are a Proxy over plain data is answered beside one that cannot be sent`, T, async () => {
+    await ready;
+    const { port1, port2 } = new MessageChannel();
+    const server = new Peer(portTransport(port2, { pack }));
+    server.method('save', ([x]) => `saved ${x.name}`);
+    const client = new Peer(portTransport(port1, { pack }), { timeout: 0, onDiagnostic: () => {} });
+    try {
+      assert.equal(await client.request('save', [{ name: 'warm-up' }]), 'saved warm-up');
+      // JS cannot tell a Proxy from what it presents: a postMessage transport
+      // sends that (js/pack.js, "Proxies"), here as when the entry goes alone.
+      const [a, b] = client.batch([{ method: 'save', params: [new Proxy({ name: 'ann' }, {})] }, { method: 'save', params: [{ onDone() {} }] }]);
+      await assert.rejects(b, (e) => e.code === ErrorCode.Closed && e.cause?.name === 'DataCloneError');
+      assert.equal(await a, 'saved ann');
+      assert.equal(client.stats().pending, 0);
+    } finally { client.destroy(); server.destroy(); }
+  });
 }
 
 test('a transport that fails as a whole: every call of the batch fails, every answer is -32603', T, async () => {
