@@ -300,6 +300,20 @@ TEST_CASE("notify_and_close with params neither an array nor an object fails, co
   CHECK(o.error.code == weft::code::kInvalidParams);
 }
 
+TEST_CASE("notify_and_close with an address that cannot be parsed fails as a connection failure, not a remote error") {
+  // No server exists to answer: the outcome is the one Client::call gives a
+  // bad address (ConnectFailed, exit code 3), its error naming the address.
+  weft::host::BlockingClient c(config("carrier-pigeon:home"));
+  std::optional<json> params = json::array({1});
+  SECTION("params valid") {}
+  SECTION("params invalid too: the address is what fails first") { params = json(5); }
+  Outcome o = c.notify_and_close("seen", params, 5000);
+  CHECK(o.status == S::ConnectFailed);
+  CHECK(o.exit_code() == 3);
+  CHECK(o.error.code == weft::code::kInvalidParams);
+  CHECK_THAT(o.error.message, Catch::Contains("bad address 'carrier-pigeon:home'"));
+}
+
 TEST_CASE("cancel settles the call with -32800 at once and sends $/cancelRequest") {
   TempDir dir;
   Running srv(quiet_server());

@@ -4,10 +4,13 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include "address.h"
+
 namespace weft::host {
 
 BlockingClient::BlockingClient(ClientConfig config)
-    : client_(std::make_unique<Client>(io_, std::move(config))) {}
+    : address_ok_(static_cast<bool>(detail::parse_address(config.address))),
+      client_(std::make_unique<Client>(io_, std::move(config))) {}
 
 BlockingClient::~BlockingClient() {
   // A clean goodbye where the transport has one (WebSocket close frame, HTTP
@@ -56,7 +59,12 @@ Outcome BlockingClient::notify_and_close(const std::string& method, const std::o
   const std::size_t queued = client_->queued_notifications();
   auto r = client_->notify(method, params);
   if (!r) {
-    out.status = r.error().code == code::kClosed ? Outcome::Status::ConnectFailed : Outcome::Status::RemoteError;
+    // Classed as Client::call classes a refusal (header: notify_and_close):
+    // only the params check, the server's own rule, is a RemoteError. A bad
+    // address (-32602 too, checked first) or a closed client could not
+    // connect.
+    const bool bad_params = address_ok_ && r.error().code == code::kInvalidParams;
+    out.status = bad_params ? Outcome::Status::RemoteError : Outcome::Status::ConnectFailed;
     out.error = r.error();
     return out;
   }

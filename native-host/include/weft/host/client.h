@@ -316,9 +316,14 @@ class BlockingClient {
   Outcome call(const std::string& method, const std::optional<json>& params, CallPolicy policy = {});
   // Ok once the notification is written (the connection is closed then):
   // at once on an open connection; else once one opens (during a drain, the
-  // next one). ConnectFailed (-32002) when it was not written, whatever the
-  // reason (no connection, one that closed first, one the server refused);
-  // RemoteError (-32602) for params neither an array nor an object.
+  // next one). Failures are classed as Client::call classes them:
+  // - ConnectFailed (-32002) when it was not written, whatever the reason
+  //   (no connection, one that closed first, one the server refused, the
+  //   client already closed);
+  // - ConnectFailed (-32602, "bad address ...") when the address cannot be
+  //   parsed: nothing could connect, and no server answered;
+  // - RemoteError (-32602) for params neither an array nor an object, the
+  //   error a server would answer.
   Outcome notify_and_close(const std::string& method, const std::optional<json>& params,
                            std::optional<Millis> timeout = std::nullopt);
   // Starts a streamed call; pull its chunks with next(). policy.auto_grant
@@ -329,6 +334,10 @@ class BlockingClient {
 
  private:
   boost::asio::io_context io_{1};
+  // Known before `client_` takes the config: Client::notify refuses a bad
+  // address with the same code as bad params (-32602), and only the latter
+  // is a RemoteError (see notify_and_close).
+  bool address_ok_;
   std::unique_ptr<Client> client_;
 };
 
