@@ -15,21 +15,12 @@ namespace detail {
 Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
                     Millis now) {
   const std::int64_t n = next_id++;
-  Pending* p;
-  if (!spare_pending.empty()) {  // a node of a settled call: no allocation
-    auto node = std::move(spare_pending.back());
-    spare_pending.pop_back();
-    node.key() = n;
-    p = &pending.insert(std::move(node)).position->second;
-  } else {
-    p = &pending.emplace(n, Pending()).first->second;
-  }
+  Pending* p = &pending.add(n);  // a settled call's entry when there is one: no allocation
   p->done = std::move(done);
   p->method = method;
   p->has_deadline = timeout.has_value();
   p->timeout = timeout ? *timeout : 0;
   p->at = timeout ? later(now, *timeout) : 0;
-  p->stream.reset();
   if (timeout) {
     deadlines.push_back(Deadline{p->at, n});
     std::push_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
@@ -42,8 +33,8 @@ Id PeerState::track(const std::string& method, CallCallback done, std::optional<
 // (restart_deadline pushed a later entry and moved Pending::at).
 void PeerState::prune_deadlines() {
   auto stale = [this](const Deadline& d) {
-    auto it = pending.find(d.id);
-    return it == pending.end() || it->second.at != d.at;
+    const Pending* p = pending.find(d.id);
+    return !p || p->at != d.at;
   };
   while (!deadlines.empty() && stale(deadlines.front())) {
     std::pop_heap(deadlines.begin(), deadlines.end(), DeadlineLater());
@@ -76,8 +67,8 @@ WEFT_COLD void PeerState::unknown_response(const Id& id) {
 }
 
 void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics) {
-  auto it = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : pending.end();
-  if (it == pending.end()) {
+  Pending* p = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : nullptr;
+  if (!p) {
     if (id.is_null() && !r.ok())
       diag(Diagnostic::Kind::ErrorWithoutId,
            "the other side reported an error with id null: " + std::to_string(r.error().code) + " " +
@@ -87,16 +78,16 @@ void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* me
       unknown_response(id);
     return;
   }
-  CallCallback done = std::move(it->second.done);
+  CallCallback done = std::move(p->done);
   std::function<void(const ResponseMetrics&)> on_metrics;
-  if (it->second.on_metrics) {  // rare: CallOptions::on_metrics; the node is reused
-    on_metrics = std::move(it->second.on_metrics);
-    it->second.on_metrics = nullptr;
-  }
-  const bool had_deadline = it->second.has_deadline;
-  auto node = pending.extract(it);
-  node.mapped().stream.reset();
-  if (spare_pending.size() < 64) spare_pending.push_back(std::move(node));
+  if (p->on_metrics) on_metrics = std::move(p->on_metrics);  // rare: CallOptions::on_metrics
+  const bool had_deadline = p->has_deadline;
+  // The entry is kept for the next call; what it held goes now.
+  pending.remove(id.as_int(), [](Pending& q) {
+    q.done = nullptr;
+    q.on_metrics = nullptr;
+    q.stream.reset();
+  });
   if (had_deadline) {
     --live_deadlines;
     prune_deadlines();
@@ -144,7 +135,7 @@ Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, 
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
   Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
-  if (opts.on_metrics) s.pending.find(id.as_int())->second.on_metrics = std::move(opts.on_metrics);
+  if (opts.on_metrics) s.pending.find(id.as_int())->on_metrics = std::move(opts.on_metrics);
   auto self = s_;
   if (opts.on_progress && !s.allows("progress")) opts.on_progress = nullptr;  // not agreed: no progress
   if (so || opts.on_progress) {
@@ -162,11 +153,11 @@ Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, 
       in->progress_resets = opts.progress_resets_timeout;
       open["progress"] = true;
     }
-    s.pending.find(id.as_int())->second.stream = std::move(in);
+    s.pending.find(id.as_int())->stream = std::move(in);
     Outgoing first;
     first.messages.emplace_back(Notification{"$/weft/open", std::move(open)});
     s.emit(std::move(first));
-    if (s.pending.find(id.as_int()) == s.pending.end()) return id;  // settled meanwhile (closed)
+    if (!s.pending.contains(id.as_int())) return id;  // settled meanwhile (closed)
   }
   if (s.opts.send_request) {
     s.opts.send_request(id, method, params);  // a loopback transport may settle the call in here
@@ -227,8 +218,8 @@ Result<std::vector<Id>> Peer::batch(std::vector<BatchEntry> entries, CallOptions
     }
     Id id = s.track(e.method, std::move(e.done), t, now);
     // Metrics per entry, delivered as for a single call (settle).
-    if (e.on_metrics) s.pending.find(id.as_int())->second.on_metrics = std::move(e.on_metrics);
-    else if (opts.on_metrics) s.pending.find(id.as_int())->second.on_metrics = opts.on_metrics;
+    if (e.on_metrics) s.pending.find(id.as_int())->on_metrics = std::move(e.on_metrics);
+    else if (opts.on_metrics) s.pending.find(id.as_int())->on_metrics = opts.on_metrics;
     ids.push_back(id);
     o.messages.emplace_back(Request{id, std::move(e.method), std::move(e.params)});
   }
@@ -241,7 +232,7 @@ bool Peer::cancel(const Id& id) {
   auto self = s_;
   PeerState& s = *self;
   // Closed: every call is settled by close() (nothing more goes out).
-  if (s.closed || id.kind() != Id::Kind::Int || s.pending.find(id.as_int()) == s.pending.end()) return false;
+  if (s.closed || id.kind() != Id::Kind::Int || !s.pending.contains(id.as_int())) return false;
   // LSP $/cancelRequest: the other side may stop work; its answer, if any,
   // will then find no pending call and be dropped with a diagnostic.
   Outgoing o;
@@ -272,11 +263,11 @@ void Peer::undelivered(const Outgoing& o, const Error& why, const std::vector<bo
     if (known && !(i < failed.size() && failed[i])) {
       // Sendable, but its batch did not leave: again, unless its call ended
       // meanwhile (a host may report a failure later than the send).
-      if (!q || (q->id.kind() == Id::Kind::Int && s.pending.count(q->id.as_int()))) again.messages.push_back(m);
+      if (!q || (q->id.kind() == Id::Kind::Int && s.pending.contains(q->id.as_int()))) again.messages.push_back(m);
       continue;
     }
     if (q) {
-      if (q->id.kind() == Id::Kind::Int && s.pending.count(q->id.as_int()))  // not ended meanwhile
+      if (q->id.kind() == Id::Kind::Int && s.pending.contains(q->id.as_int()))  // not ended meanwhile
         s.settle(q->id, Error(code::kClosed, "Transport send failed: " + why.message));
     } else if (const auto* n = std::get_if<Notification>(&m)) {
       if (auto id = s.chunk_of(*n)) broken_streams.push_back(std::move(*id));
@@ -315,14 +306,13 @@ void Peer::advance(Millis now) {
   // One at a time: a callback may add or settle other calls.
   while (!s.deadlines.empty() && s.deadlines.front().at <= now) {
     const std::int64_t n = s.deadlines.front().id;
-    auto it = s.pending.find(n);
-    if (it == s.pending.end() || it->second.at != s.deadlines.front().at) {  // stale; drop it
+    const detail::Pending* p = s.pending.find(n);
+    if (!p || p->at != s.deadlines.front().at) {  // stale; drop it
       std::pop_heap(s.deadlines.begin(), s.deadlines.end(), detail::DeadlineLater());
       s.deadlines.pop_back();
       continue;
     }
-    std::string msg = "Request timed out after " + std::to_string(it->second.timeout) + " ms: " +
-                      it->second.method;
+    std::string msg = "Request timed out after " + std::to_string(p->timeout) + " ms: " + p->method;
     // Settled first: an answer to the cancel (a synchronous transport may
     // deliver one inside emit) must not become the call's outcome.
     s.settle(Id::integer(n), Error(code::kTimeout, std::move(msg)));

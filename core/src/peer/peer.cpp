@@ -141,7 +141,7 @@ namespace {
 // another library's message on a shared window may carry the same id).
 bool answers_own_call(const PeerState& s, const Invalid& bad) {
   return !bad.call && !(bad.foreign && s.opts.ignore_foreign) && bad.id.kind() == Id::Kind::Int &&
-         s.pending.count(bad.id.as_int()) > 0;
+         s.pending.contains(bad.id.as_int());
 }
 
 // A batch that is not all foreign keeps its foreign elements: the array as a
@@ -323,8 +323,7 @@ void Peer::close(std::optional<Error> reason) {
   s.answering = 0;
   for (auto& f : cancels) f();
   // Every pending call fails with the reason, in id order for determinism.
-  std::vector<std::int64_t> ids;
-  for (const auto& [id, p] : s.pending) ids.push_back(id);
+  std::vector<std::int64_t> ids = s.pending.ids();
   std::sort(ids.begin(), ids.end());
   for (auto id : ids) s.settle(Id::integer(id), Error(why));
 }

@@ -12,6 +12,7 @@
 #include "weft/peer.h"
 
 #include "cold.h"
+#include "peer/pending.h"
 #include "rpc/made.h"
 
 namespace weft::detail {
@@ -144,11 +145,9 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void register_method(std::string name, Registered r);
   bool remove_method(const std::string& name);
   // Outgoing calls by id: every id this side makes is an integer.
-  using PendingMap = std::unordered_map<std::int64_t, Pending>;
-  PendingMap pending;
-  std::vector<PendingMap::node_type> spare_pending;  // nodes kept for reuse
-  std::vector<Deadline> deadlines;                   // heap, see Deadline
-  std::size_t live_deadlines = 0;                    // entries whose call is pending
+  CallTable<Pending> pending;
+  std::vector<Deadline> deadlines;  // heap, see Deadline
+  std::size_t live_deadlines = 0;   // entries whose call is pending
   // Requests being served, by slot: slot = generation << 32 | (index + 1), so
   // a Reply whose entry was freed and reused (close) finds nothing.
   std::vector<Serving> serving;

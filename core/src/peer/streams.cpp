@@ -271,23 +271,23 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
 
   // Calling side: a chunk or a progress value for one of our calls.
   auto id = id_of(p, chunk ? "id" : "token");
-  auto it = id && id->kind() == Id::Kind::Int ? pending.find(id->as_int()) : pending.end();
+  Pending* call = id && id->kind() == Id::Kind::Int ? pending.find(id->as_int()) : nullptr;
   if (progress) {
-    if (it == pending.end() || !it->second.stream || !it->second.stream->on_progress) return false;
-    const std::int64_t n = it->first;
-    StreamIn& in = *it->second.stream;
-    if (in.progress_resets) restart_deadline(n, it->second);
+    if (!call || !call->stream || !call->stream->on_progress) return false;
+    const std::int64_t n = id->as_int();
+    StreamIn& in = *call->stream;
+    if (in.progress_resets) restart_deadline(n, *call);
     auto f = in.on_progress;  // copy: it may settle the call
     auto v = params->find("value");
     f(v == params->end() ? json() : std::move(*v));
     return true;
   }
-  if (it == pending.end()) {
+  if (!call) {
     diag(Diagnostic::Kind::UnknownResponse, "$/weft/chunk for no pending stream; dropped");
     return true;
   }
-  const std::int64_t n = it->first;
-  StreamIn* in = it->second.stream.get();
+  const std::int64_t n = id->as_int();
+  StreamIn* in = call->stream.get();
   std::string wrong;
   const auto seq = count_of(p, "seq");
   if (!in || !in->on_chunk) wrong = "a chunk for a call that is not a stream";
@@ -317,7 +317,7 @@ bool PeerState::stream_control(const std::string& method, std::optional<json>& p
   c.total = count_of(p, "total");
   in->finished = c.final;
   if (auto v = params->find("value"); v != params->end()) c.value = std::move(*v);
-  restart_deadline(n, it->second);
+  restart_deadline(n, *call);
   auto f = in->on_chunk;  // copy: it may settle or cancel the call
   f(std::move(c));
   return true;
@@ -351,12 +351,12 @@ bool Peer::grant(const Id& id, std::uint32_t n) {
   auto self = s_;
   PeerState& s = *self;
   if (id.kind() != Id::Kind::Int) return false;
-  auto it = s.pending.find(id.as_int());
-  if (it == s.pending.end() || !it->second.stream || !it->second.stream->on_chunk) return false;
+  detail::Pending* call = s.pending.find(id.as_int());
+  if (!call || !call->stream || !call->stream->on_chunk) return false;
   if (n == 0) return true;
-  it->second.stream->credit += n;
+  call->stream->credit += n;
   // A consumer taking chunks is activity too: a slow one is not timed out.
-  s.restart_deadline(it->first, it->second);
+  s.restart_deadline(id.as_int(), *call);
   Outgoing o;
   o.messages.emplace_back(Notification{detail::kCredit, json{{"credit", n}, {"id", id.as_int()}}});
   s.emit(std::move(o));
