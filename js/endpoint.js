@@ -22,7 +22,7 @@ import { ownTimeouts, requestWithRetry } from './retry.js';
 import { register } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
-import { isTuple } from './tuples.js';
+import { T_RESULT, isTuple } from './tuples.js';
 import { describe, describeTuple, kindOf, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
@@ -156,6 +156,15 @@ export class Endpoint {
     if (!this.h) return;
     const mark = inboundMark();
     try {
+      // A result tuple, the answer two weft ends exchange most: the core
+      // settles the call it answers by its id and names it (weft_result),
+      // and its caller gets the value (_finish rests the timer). What the
+      // core declines (an id none of its calls has, a stream's end, a
+      // Server) is described as any message is.
+      if (Array.isArray(data) && data.length === 3 && data[0] === T_RESULT) {
+        const token = X._weft_result(this.h, typeof data[1] === 'number' ? data[1] : NaN);
+        if (token >= 0) return this._settle(token, data[2]);
+      }
       const single = !Array.isArray(data) || isTuple(data);
       const n = single ? 1 : data.length;
       const base = desc(n * A.D_SIZE);

@@ -6,10 +6,14 @@
 #include <optional>
 #include <string>
 
+#include "abi.h"
 #include "host.h"
 #include "weft/weft.h"
 
 namespace weft::wasm {
+
+// The status array JS reads at weft_status() (abi.h WEFT_ABI_STATUS).
+extern double g_status[weft::abi::STATUS_SIZE];
 
 Millis to_ms(double now);
 // Stores the Peer's next deadline in the status array (-1: none) and returns it.

@@ -21,12 +21,12 @@ using namespace weft;
 using namespace weft::wasm;
 
 namespace {
-std::string g_err;          // the last failed call's error, as JSON
-std::vector<double> g_ids;  // ids of the last batch
-double g_status[abi::STATUS_SIZE];  // abi.h WEFT_ABI_STATUS
+std::string g_err;  // the last failed call's error, as JSON
 }  // namespace
 
 namespace weft::wasm {
+
+double g_status[abi::STATUS_SIZE];
 
 Millis to_ms(double now) { return static_cast<Millis>(std::floor(now)); }
 
@@ -321,116 +321,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   return note_deadline(x);
 }
 
-// An outgoing request: method = input buffer [0, mlen), params (kind, a) per
-// params_of; progress: PROGRESS_* (docs/streams.md); credit >= 0: a streamed
-// call with that initial credit (chunks to js_chunk); metrics: METRICS_ASK
-// or METRICS_SKIP (js_metrics, see wants_metrics). Returns the id (> 0), or
-// 0 with the error at weft_error(). The core does not send the request
-// itself: STATUS_POST_REQUEST says whether the caller posts it now, with
-// that id and the method and params it gave (PeerOptions::send_request in
-// host.cpp); a stream's $/weft/open, if any, has gone out before it. So
-// params of kind OBJECT or ARRAY come as PAY_CALLER, not as a handle: the
-// core reads only their kind.
-EMSCRIPTEN_KEEPALIVE double weft_call(int h, int token, std::size_t mlen, double pkind, double pa,
-                                      double timeout, double now, int progress, double credit,
-                                      int metrics) {
-  Host* x = host(h);
-  if (!x) return 0;
-  std::optional<json> params = params_of(pkind, pa);
-  std::string method(input().data(), mlen);
-  CallOptions opts = call_options(timeout);
-  if (progress != abi::PROGRESS_NONE) {
-    opts.on_progress = progress_to(h, token);
-    opts.progress_resets_timeout = progress == abi::PROGRESS_RESETS;
-  }
-  if (wants_metrics(*x, metrics)) opts.on_metrics = metrics_to(h, token);
-  Result<Id> r = Error();
-  const bool outer = x->calling;  // a call made inside another's (host.cpp)
-  x->calling = true;
-  x->post_request = false;
-  if (credit >= 0) {
-    StreamOptions so;
-    so.credit = static_cast<std::uint32_t>(std::min(credit, 4294967295.0));
-    so.on_chunk = chunks_to(h, token);
-    r = x->peer->stream(std::move(method), std::move(params), std::move(so), settle_to(h, token),
-                        std::move(opts), to_ms(now));
-  } else {
-    r = x->peer->call(std::move(method), std::move(params), settle_to(h, token), std::move(opts),
-                      to_ms(now));
-  }
-  if (!r.ok()) {  // no handle to give back: PAY_CALLER
-    if ((x = host(h))) x->calling = outer;
-    set_error(r.error());
-    return 0;
-  }
-  // Not set when the call settled before its request went (closed while
-  // its stream's $/weft/open was sent): nothing to post then.
-  x = host(h);
-  g_status[abi::STATUS_POST_REQUEST] = x && x->post_request ? 1 : 0;
-  if (x) {
-    x->calling = outer;
-    x->post_request = false;
-    note_deadline(x);
-  }
-  return r->kind() == Id::Kind::Int ? static_cast<double>(r->as_int()) : 0;
-}
-
-// A notification; 1 on success, else 0 with the error at weft_error().
-EMSCRIPTEN_KEEPALIVE int weft_notify(int h, std::size_t mlen, double pkind, double pa) {
-  Host* x = host(h);
-  if (!x) return 0;
-  Result<void> r = x->peer->notify(std::string(input().data(), mlen), params_of(pkind, pa));
-  if (r.ok()) return 1;
-  std::optional<json> params = params_of(pkind, pa);
-  give_back(h, params);
-  set_error(r.error());
-  return 0;
-}
-
-// A batch of `count` entries in the descriptor array (abi B_* layout);
-// metrics as weft_call's, for every call of the batch. Returns the number
-// of ids written at weft_ids(), or -1 with the error at weft_error().
-EMSCRIPTEN_KEEPALIVE int weft_batch(int h, int count, double timeout, double now, int metrics) {
-  Host* x = host(h);
-  if (!x) return -1;
-  const bool measured = wants_metrics(*x, metrics);
-  const double* d = descriptors(static_cast<std::size_t>(count) * abi::B_SIZE);
-  std::vector<BatchEntry> entries;
-  entries.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i, d += abi::B_SIZE) {
-    BatchEntry b;
-    b.method = in_string(d[abi::B_METHOD_AT], d[abi::B_METHOD_LEN]);
-    b.params = params_of(d[abi::B_PARAMS_KIND], d[abi::B_PARAMS_A]);
-    if (d[abi::B_TOKEN] >= 0) {
-      b.done = settle_to(h, static_cast<int>(d[abi::B_TOKEN]));
-      if (measured) b.on_metrics = metrics_to(h, static_cast<int>(d[abi::B_TOKEN]));
-    }
-    entries.push_back(std::move(b));
-  }
-  auto r = x->peer->batch(std::move(entries), call_options(timeout), to_ms(now));
-  if (!r.ok()) {
-    d = descriptors(0);
-    for (int i = 0; i < count; ++i, d += abi::B_SIZE) {
-      std::optional<json> p = params_of(d[abi::B_PARAMS_KIND], d[abi::B_PARAMS_A]);
-      give_back(h, p);
-    }
-    set_error(r.error());
-    return -1;
-  }
-  if ((x = host(h))) note_deadline(x);
-  g_ids.clear();
-  for (const Id& id : *r) g_ids.push_back(id.kind() == Id::Kind::Int ? static_cast<double>(id.as_int()) : 0);
-  return static_cast<int>(g_ids.size());
-}
-EMSCRIPTEN_KEEPALIVE const double* weft_ids() { return g_ids.data(); }
 EMSCRIPTEN_KEEPALIVE const char* weft_error() { return g_err.c_str(); }
-
-// Gives up on outgoing call `id`: it settles now with -32800 and the other
-// side is sent $/cancelRequest. 1 if the call was pending.
-EMSCRIPTEN_KEEPALIVE int weft_cancel(int h, double id) {
-  Host* x = host(h);
-  return x && x->peer->cancel(Id::integer(static_cast<std::int64_t>(id))) ? 1 : 0;
-}
 
 // What the transport could not send (js/outgoing.js), for the core to
 // decide what follows (Peer::undelivered): `count` messages, a batch if

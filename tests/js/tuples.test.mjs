@@ -4,7 +4,7 @@
 // format as support/wire.mjs writes it from the document.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JSONRPCClient, JSONRPCServer, RPCError, ErrorCode, asMessage, portTransport, ready } from '../../js/index.js';
+import { JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, asMessage, portTransport, ready } from '../../js/index.js';
 import { ANNOUNCEMENT, announcementOf, fromTuple, isAnnouncement, isTuple, toTuple } from '../support/wire.mjs';
 
 const T = { timeout: 15000 };
@@ -229,6 +229,76 @@ test('tuples: an answer tuple to a pending call is judged as the object it stand
   for (const [object, tuple] of answers) {
     assert.deepEqual(fromTuple(tuple), object, 'the tuple stands for the object');
     assert.deepEqual(await outcome(tuple), await outcome(object), JSON.stringify(object));
+  }
+});
+
+test('tuples: a result tuple settles its call as the object it stands for would, for every id and kind of call', { timeout: 60000 }, async () => {
+  await ready;
+  // The answer's id, from the request's: its own, another, and ids that
+  // are not the integer a JSON codec would read (weft_result declines them).
+  const ids = [(id) => id, (id) => id + 1, () => -0, (id) => id + 0.5, (id) => String(id), () => 2 ** 53 + 2,
+    (id) => BigInt(id), () => null];
+  // The call the answer is for: plain, asking for metrics or progress, a stream.
+  const calls = [
+    (c) => c.request('m', [], { timeout: 100 }),
+    (c) => c.request('m', [], { timeout: 100, onMetrics: () => {} }),
+    (c) => c.request('m', [], { timeout: 100, onProgress: () => {} }),
+    (c) => c.stream('m', [], { timeout: 100 }).result,
+  ];
+  const outcome = async (Kind, call, answer, twice) => {
+    const { port1, port2 } = new MessageChannel();
+    const diags = [];
+    const ep = new Kind(portTransport(port1), { onDiagnostic: (k) => diags.push(k) });
+    port2.addEventListener('message', (ev) => {
+      const m = ev.data;
+      const id = isTuple(m) ? (m[0] === 0n ? m[1] : undefined) : m?.method !== undefined ? m.id : undefined;
+      if (id === undefined) return;  // announcements, $/weft/open
+      port2.postMessage(answer(id));
+      if (twice) port2.postMessage(answer(id));
+    });
+    port2.start();
+    // Every answer posted has been delivered to the endpoint (its listener
+    // was added first, so it has run when this one does).
+    let delivered = 0;
+    port1.addEventListener('message', (ev) => { if (!isAnnouncement(ev.data)) delivered++; });
+    const all = when(port1, () => delivered >= (twice ? 2 : 1));
+    try {
+      const r = await call(ep).then((v) => ['ok', v], (e) => ['err', e.code, e.message]);
+      await all;
+      return [r, diags, ep.stats().calls, ep.stats().pending];
+    } finally { ep.destroy(); port2.close(); }
+  };
+  let fast = 0;
+  for (const id of ids) {
+    for (const call of calls) {
+      for (const twice of [false, true]) {
+        const asTuple = await outcome(JSONRPCClient, call, (r) => [2n, id(r), { v: 1 }], twice);
+        const asObject = await outcome(JSONRPCClient, call, (r) => ({ jsonrpc: '2.0', result: { v: 1 }, id: id(r) }), twice);
+        assert.deepEqual(asTuple, asObject, `${id} ${call} twice=${twice}`);
+        if (asTuple[0][0] === 'ok') fast++;
+      }
+    }
+  }
+  assert.ok(fast >= 8, 'the calls answered with their own id settle');
+  // A Peer takes answers as a client does.
+  const peerCall = (c) => c.request('m', [], { timeout: 300 });
+  assert.deepEqual(await outcome(Peer, peerCall, (r) => [2n, r, 5], false), [['ok', 5], [], 0, 0]);
+  assert.deepEqual(await outcome(Peer, peerCall, (r) => [2n, r, 5], false),
+    await outcome(Peer, peerCall, (r) => ({ jsonrpc: '2.0', result: 5, id: r }), false));
+});
+
+test('tuples: a result tuple sent to a JSONRPCServer is ignored as the object it stands for is', T, async () => {
+  await ready;
+  for (const answer of [[2n, 1, 5], { jsonrpc: '2.0', result: 5, id: 1 }]) {
+    const p = rawPeer({}, { onDiagnostic: (k, m) => p.diags.push([k, m]) });
+    p.diags = [];
+    try {
+      p.post(answer);
+      p.post(req(9, 'echo', [1]));
+      await p.arrived(1);
+      assert.deepEqual(p.got, [{ jsonrpc: '2.0', result: [1], id: 9 }]);  // the raw end announced no tuples
+      assert.deepEqual(p.diags, [['IgnoredMessage', '1 message(s) not for this endpoint; ignored']], JSON.stringify(answer, (k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+    } finally { p.done(); }
   }
 });
 

@@ -176,6 +176,10 @@ struct CallOptions {
   // the completion, when the answer carried them: only after a handshake
   // agreed on "metrics" with a side that measures (PeerOptions::clock_us).
   std::function<void(const ResponseMetrics&)> on_metrics;
+  // The host's own number for this call (>= 0; -1: none), for a host that
+  // settles its callers itself: Peer::take_result() hands it back for a
+  // result instead of running the completion with it.
+  std::int32_t tag = -1;
 };
 
 // A streamed call (Peer::stream): credit is how many chunks the other side
@@ -391,6 +395,15 @@ class Peer {
   // judges its messages one by one: the WebAssembly binding); applies the
   // role and foreign-message policy, then processes it as receive() does.
   void receive(Item&& item);
+  // A response whose id is the integer `id` and whose outcome is a result
+  // (§5), the value kept by the host (which need not build it): when it
+  // answers a pending call made with a tag (CallOptions::tag) and no
+  // stream, the call is settled as receive() would settle it and its tag is
+  // returned; the completion is not run, the host hands the value to its
+  // caller. Otherwise (no such call, a closed Peer, a Server, which ignores
+  // responses) nothing is done and -1 is returned: the host then passes the
+  // message to receive(), which decides what follows, once.
+  std::int32_t take_result(std::int64_t id);
   // The transport or codec failed to produce a document (parse error, oversize
   // frame): answers an error response with id null, as §5 requires.
   void receive_error(const Error& e);

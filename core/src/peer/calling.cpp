@@ -13,10 +13,11 @@ namespace weft {
 namespace detail {
 
 Id PeerState::track(const std::string& method, CallCallback done, std::optional<Millis> timeout,
-                    Millis now) {
+                    Millis now, std::int32_t tag) {
   const std::int64_t n = next_id++;
   Pending* p = &pending.add(n);  // a settled call's entry when there is one: no allocation
   p->done = std::move(done);
+  p->tag = tag;
   p->method = method;
   p->has_deadline = timeout.has_value();
   p->timeout = timeout ? *timeout : 0;
@@ -67,7 +68,8 @@ WEFT_COLD void PeerState::unknown_response(const Id& id) {
 }
 
 void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics) {
-  Pending* p = id.kind() == Id::Kind::Int ? pending.find(id.as_int()) : nullptr;
+  std::size_t slot = 0;
+  Pending* p = id.kind() == Id::Kind::Int ? pending.find(id.as_int(), slot) : nullptr;
   if (!p) {
     if (id.is_null() && !r.ok())
       diag(Diagnostic::Kind::ErrorWithoutId,
@@ -82,18 +84,23 @@ void PeerState::settle(const Id& id, Result<json>&& r, const ResponseMetrics* me
   std::function<void(const ResponseMetrics&)> on_metrics;
   if (p->on_metrics) on_metrics = std::move(p->on_metrics);  // rare: CallOptions::on_metrics
   const bool had_deadline = p->has_deadline;
-  // The entry is kept for the next call; what it held goes now.
-  pending.remove(id.as_int(), [](Pending& q) {
+  forget(slot, had_deadline);  // nothing above changed the table: `slot` still holds the call
+  if (metrics && on_metrics) on_metrics(*metrics);  // before the completion (CallOptions)
+  if (done) done(std::move(r));
+}
+
+// The entry is kept for the next call; what it held goes now.
+void PeerState::forget(std::size_t slot, bool had_deadline) {
+  pending.remove_at(slot, [](Pending& q) {
     q.done = nullptr;
     q.on_metrics = nullptr;
     q.stream.reset();
+    q.tag = -1;
   });
   if (had_deadline) {
     --live_deadlines;
     prune_deadlines();
   }
-  if (metrics && on_metrics) on_metrics(*metrics);  // before the completion (CallOptions)
-  if (done) done(std::move(r));
 }
 
 }  // namespace detail
@@ -124,6 +131,23 @@ Result<Id> Peer::call(std::string method, std::optional<json> params, CallCallba
   return start_call(std::move(method), std::move(params), std::move(done), std::move(opts), now, nullptr);
 }
 
+// receive() of that response would settle the call the same way: a Server
+// ignores every response (Role), a closed Peer every message, and a
+// stream's end or a call without a tag goes through its completion
+// (PeerState::settle). Nothing else differs for a result: the role and
+// foreign-message policy admit a valid response, and one without metrics
+// calls no on_metrics.
+std::int32_t Peer::take_result(std::int64_t id) {
+  PeerState& s = *s_;
+  if (s.closed || s.opts.role == Role::Server) return -1;
+  std::size_t slot = 0;
+  detail::Pending* p = s.pending.find(id, slot);
+  if (!p || p->tag < 0 || p->stream) return -1;
+  const std::int32_t tag = p->tag;
+  s.forget(slot, p->has_deadline);
+  return tag;
+}
+
 Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, CallCallback&& done,
                             CallOptions&& opts, Millis now, StreamOptions* so) {
   PeerState& s = *s_;
@@ -134,7 +158,7 @@ Result<Id> Peer::start_call(std::string&& method, std::optional<json>&& params, 
   if (s.pending.size() >= s.opts.limits.max_pending)
     return Error(code::kOverloaded, "Too many pending requests (limit " +
                                         std::to_string(s.opts.limits.max_pending) + ")");
-  Id id = s.track(method, std::move(done), effective_timeout(s, opts), now);
+  Id id = s.track(method, std::move(done), effective_timeout(s, opts), now, opts.tag);
   if (opts.on_metrics) s.pending.find(id.as_int())->on_metrics = std::move(opts.on_metrics);
   auto self = s_;
   if (opts.on_progress && !s.allows("progress")) opts.on_progress = nullptr;  // not agreed: no progress

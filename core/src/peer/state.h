@@ -50,6 +50,7 @@ struct Pending {
   std::string method;         // for the timeout message
   std::unique_ptr<StreamIn> stream;
   std::function<void(const ResponseMetrics&)> on_metrics;  // CallOptions::on_metrics
+  std::int32_t tag = -1;      // CallOptions::tag (Peer::take_result)
 };
 
 // Deadlines of outgoing calls: a binary min-heap on (at, id) in a vector, with
@@ -225,8 +226,11 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   void free_serving_entry(Serving& s);
   // An outgoing call finished; `metrics` what its response carried.
   void settle(const Id& id, Result<json>&& r, const ResponseMetrics* metrics = nullptr);
+  // Removes the settled call at `slot` of `pending` and its deadline.
+  void forget(std::size_t slot, bool had_deadline);
   // Registers an outgoing call under a fresh id, with its deadline if any.
-  Id track(const std::string& method, CallCallback done, std::optional<Millis> timeout, Millis now);
+  Id track(const std::string& method, CallCallback done, std::optional<Millis> timeout, Millis now,
+           std::int32_t tag = -1);
   // Pops deadline entries of calls no longer pending off the top; rebuilds
   // the heap when they outnumber the live ones.
   void prune_deadlines();
