@@ -283,6 +283,27 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
   return 1;
 }
 
+// A request tuple [0n, id, method] or [0n, id, method, params] (docs/
+// protocol.md, "Tuples") whose id is a number and method a string: the
+// method in the input buffer [0, mlen), params of kind `pkind` (ABSENT,
+// OBJECT or ARRAY) with inbound handle `pa`. judge() finds every such
+// message a Request (message.h: "jsonrpc" implied, a string method, a
+// number id, structured or absent params, no result or error), so it is
+// received as that Request without a descriptor. 1 when received; 0 when
+// the id is not a safe integer, or is -0 (an id read by its lexeme, which
+// wire.js describes): nothing done, JS describes the message to
+// weft_receive, as any.
+EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double pkind, double pa) {
+  Host* x = host(h);
+  if (!x || !(std::trunc(id) == id && std::fabs(id) <= 9007199254740991.0) || (id == 0 && std::signbit(id)))
+    return 0;
+  x->undecodable_run = 0;
+  x->peer->receive(Item(std::in_place_type<Request>,
+                        Request{Id::integer(static_cast<std::int64_t>(id)), std::string(input().data(), mlen),
+                                params_of(pkind, pa)}));
+  return 1;
+}
+
 // `count` incoming messages described in the descriptor array (a batch when
 // `batch`, §6). Returns the next deadline (-1: none).
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {

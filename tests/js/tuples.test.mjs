@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONRPCClient, JSONRPCServer, Peer, RPCError, ErrorCode, asMessage, portTransport, ready } from '../../js/index.js';
+import { X } from '../../js/heap.js';
 import { ANNOUNCEMENT, announcementOf, fromTuple, isAnnouncement, isTuple, toTuple } from '../support/wire.mjs';
 
 const T = { timeout: 15000 };
@@ -64,6 +65,28 @@ test('tuples: two weft ends with default options send tuples once each has read 
     assert.equal(client.stats().payloads, 0);
     assert.equal(server.stats().payloads, 0);
   } finally { client.destroy(); server.destroy(); }
+});
+
+test('tuples: a request and a result tuple between two weft ends take their short way into the core', T, async () => {
+  await ready;
+  const taken = { request: 0, result: 0 };
+  const { _weft_request: request, _weft_result: result } = X;
+  X._weft_request = (...a) => { const r = request(...a); taken.request += r === 1; return r; };
+  X._weft_result = (...a) => { const r = result(...a); taken.result += r >= 0; return r; };
+  const { port1, port2 } = new MessageChannel();
+  const server = new JSONRPCServer(portTransport(port2));
+  server.method('add', ({ a, b }) => a + b);
+  const client = new JSONRPCClient(portTransport(port1));
+  try {
+    for (let i = 0; i < 5; i++) assert.equal(await client.request('add', { a: i, b: 1 }), i + 1);
+    // The first request goes before the server's announcement, as an object.
+    assert.deepEqual(taken, { request: 4, result: 5 });
+    assert.equal(client.stats().pending, 0);
+    assert.equal(server.stats().inFlight, 0);
+  } finally {
+    Object.assign(X, { _weft_request: request, _weft_result: result });
+    client.destroy(); server.destroy();
+  }
 });
 
 test('tuples: every kind of message says over tuples what it says as an object', T, async () => {
@@ -183,6 +206,9 @@ test('tuples: a tuple is judged as the object it stands for (wrong member types,
   const cases = [
     req(1, 7), req(2, null), req(3, 'echo', 5), req(4, 'echo', 'x'), req({}, 'echo', [1]), req([1], 'echo'),
     req(5, '', [1]), req(6, 'rpc.nope'), req(1.5, 'echo', [1]), req(2 ** 60, 'echo', [2]), req(-0, 'echo', [3]),
+    // Ids and params at the edges of a request's short way in (weft_request).
+    req(2 ** 53 - 1, 'echo', [4]), req(2 ** 53, 'echo', [5]), req(-7, 'echo', { a: 1 }), req(0, 'echo', []),
+    req(11, 'echo'), req(12, 'echo', {}), req('s', 'echo', [6]), req(null, 'echo', [7]), req(13, 'none'),
     { jsonrpc: '2.0', method: 'echo', params: [1] }, { jsonrpc: '2.0', method: 3 },
     { jsonrpc: '2.0', result: 1, id: 99 }, { jsonrpc: '2.0', error: { code: 1, message: 'x' }, id: 98 },
     [req(7, 'echo', [7]), { jsonrpc: '2.0', method: 'echo' }, 1, req(8, 9)],
@@ -203,6 +229,41 @@ test('tuples: a tuple is judged as the object it stands for (wrong member types,
   const asTuples = await answers(toTuple);
   assert.ok(cases.filter((m) => isTuple(toTuple(m))).length >= 12, 'most single messages are expressible as tuples');
   assert.deepEqual(asTuples, asObjects);
+});
+
+test('tuples: a request tuple is served, or ignored, as the object it stands for is, by every role', T, async () => {
+  await ready;
+  // Raw tuples toTuple() would not make: an undefined params element, a
+  // NaN id, a method that is no string, an element too many.
+  const raw = [[0n, 1, 'echo', undefined], [0n, NaN, 'echo', [1]], [0n, 3, 4, [3]], [0n, 4, 'echo', [4], 'extra'],
+    [0n, 5, 'echo', null], [0n, 6, 'echo', 'x']];
+  const plain = [req(1, 'echo'), req(NaN, 'echo', [1]), req(3, 4, [3]), req(4, 'echo', [4]), req(5, 'echo', null),
+    req(6, 'echo', 'x')];
+  const answers = async (Kind, list) => {
+    const { port1, port2 } = new MessageChannel();
+    const diags = [];
+    let seen = () => {};
+    const ep = new Kind(portTransport(port2), { onDiagnostic: (k, m) => { diags.push([k, m]); seen(); } });
+    ep.method('echo', (p) => p);
+    const got = [];
+    port1.addEventListener('message', (ev) => { if (!isAnnouncement(ev.data)) { got.push(fromTuple(ev.data)); seen(); } });
+    port1.start();
+    try {
+      port1.postMessage(ANNOUNCEMENT);
+      for (const m of list) port1.postMessage(m);
+      // A last message every role handles visibly: all before it was handled.
+      const client = Kind === JSONRPCClient;
+      port1.postMessage(client ? { jsonrpc: '2.0', result: 0, id: 'last' } : req('last', 'echo', ['last']));
+      await new Promise((resolve) => {
+        seen = () => { if (client ? diags.some(([, m]) => m.includes('"last"')) : got.some((m) => m?.id === 'last')) resolve(); };
+        seen();
+      });
+      return [got, diags];
+    } finally { ep.destroy(); port1.close(); }
+  };
+  for (const Kind of [JSONRPCServer, Peer, JSONRPCClient]) {
+    assert.deepEqual(await answers(Kind, raw), await answers(Kind, plain), Kind.name);
+  }
 });
 
 test('tuples: an answer tuple to a pending call is judged as the object it stands for', T, async () => {
