@@ -187,9 +187,9 @@ export class Endpoint {
   // with a number id, a string method and structured or no params
   // (weft_request: judge() makes every such one a Request). A result: the
   // core settles the call it answers by its id and names it (weft_result),
-  // and its caller gets the value. What the core
-  // declines (an id that is not a safe integer, none of its calls', a
-  // stream's end, on a Server) is described as any message is.
+  // and its caller gets the value. What the core declines (an id that is
+  // not a safe integer, none of its calls', a stream's end, on a Server) is
+  // described as any message is.
   _short(data) {
     const n = data.length;
     const k = data[0];

@@ -136,8 +136,7 @@ EMSCRIPTEN_KEEPALIVE const double* weft_ids() { return g_ids.data(); }
 // lexeme), so it is never one of this side's calls: weft_receive judges it.
 EMSCRIPTEN_KEEPALIVE int weft_result(int h, double id) {
   Host* x = host(h);
-  if (!x || !(std::trunc(id) == id && std::fabs(id) <= 9007199254740991.0) || (id == 0 && std::signbit(id)))
-    return -1;
+  if (!x || !exact_int_id(id)) return -1;
   const int token = x->peer->take_result(static_cast<std::int64_t>(id));
   if (token >= 0) x->undecodable_run = 0;  // a message read, as weft_receive counts
   return token;

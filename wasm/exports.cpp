@@ -30,6 +30,10 @@ double g_status[abi::STATUS_SIZE];
 
 Millis to_ms(double now) { return static_cast<Millis>(std::floor(now)); }
 
+bool exact_int_id(double id) {
+  return std::trunc(id) == id && std::fabs(id) <= 9007199254740991.0 && !(id == 0 && std::signbit(id));
+}
+
 double note_deadline(Host* x) {
   const std::optional<Millis> d = x->peer->next_deadline();
   g_status[abi::STATUS_DEADLINE] = d ? static_cast<double>(*d) : -1;
@@ -295,8 +299,7 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
 // weft_receive, as any.
 EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double pkind, double pa) {
   Host* x = host(h);
-  if (!x || !(std::trunc(id) == id && std::fabs(id) <= 9007199254740991.0) || (id == 0 && std::signbit(id)))
-    return 0;
+  if (!x || !exact_int_id(id)) return 0;
   x->undecodable_run = 0;
   x->peer->receive(Item(std::in_place_type<Request>,
                         Request{Id::integer(static_cast<std::int64_t>(id)), std::string(input().data(), mlen),
