@@ -17,12 +17,13 @@ import { ErrorCode, RPCError } from './errors.js';
 import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
 import { postRequest, sendFailed } from './outgoing.js';
-import { Outbound, inboundMark, pushInbound, unwindInbound } from './payloads.js';
+import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { ownTimeouts, requestWithRetry } from './retry.js';
 import { register } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
-import { T_REQUEST, T_RESULT, isTuple } from './tuples.js';
+import { takeShort } from './short.js';
+import { isTuple } from './tuples.js';
 import { describe, describeTuple, kindOf, params } from './wire.js';
 
 // Reported on the console when no onDiagnostic option is given.
@@ -152,12 +153,13 @@ export class Endpoint {
 
   // Any value: the core decides what it is, and what to ignore (role, foreign).
   // A tuple (js/tuples.js) is described as the message object it stands
-  // for, unless it is one the core takes short (_short).
+  // for. A request or a result the core takes short (short.js) is not
+  // described at all.
   _receive(data) {
     if (!this.h) return;
     const mark = inboundMark();
     try {
-      if (!(Array.isArray(data) && this._short(data))) {
+      if (!takeShort(this, data)) {
         const single = !Array.isArray(data) || isTuple(data);
         const n = single ? 1 : data.length;
         const base = desc(n * A.D_SIZE);
@@ -180,31 +182,6 @@ export class Endpoint {
       unwindInbound(mark);
     }
     if (this.live === 0) this.timer.rest();
-  }
-
-  // The two messages two weft ends exchange most, as tuples, go to the core
-  // without a descriptor; true when it took `data` (an array). A request
-  // with a number id, a string method and structured or no params
-  // (weft_request: judge() makes every such one a Request). A result: the
-  // core settles the call it answers by its id and names it (weft_result),
-  // and its caller gets the value. What the core declines (an id that is
-  // not a safe integer, none of its calls', a stream's end, on a Server) is
-  // described as any message is.
-  _short(data) {
-    const n = data.length;
-    const k = data[0];
-    if (n === 3 && k === T_RESULT) {
-      const token = X._weft_result(this.h, typeof data[1] === 'number' ? data[1] : NaN);
-      if (token < 0) return false;
-      this._settle(token, data[2]);
-      return true;
-    }
-    if (k !== T_REQUEST || typeof data[1] !== 'number' || typeof data[2] !== 'string') return false;
-    const p = data[3];
-    if (n === 3) return X._weft_request(this.h, data[1], put(data[2]), A.VALUE_ABSENT, 0) === 1;
-    if (n !== 4 || typeof p !== 'object' || p === null) return false;
-    const kind = Array.isArray(p) ? A.VALUE_ARRAY : A.VALUE_OBJECT;
-    return X._weft_request(this.h, data[1], put(data[2]), kind, pushInbound(p)) === 1;
   }
 
   // A timeout as the core takes it: ms, TIMEOUT_DEFAULT or TIMEOUT_NONE (0,

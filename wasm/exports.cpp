@@ -287,16 +287,16 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
   return 1;
 }
 
-// A request tuple [0n, id, method] or [0n, id, method, params] (docs/
-// protocol.md, "Tuples") whose id is a number and method a string: the
-// method in the input buffer [0, mlen), params of kind `pkind` (ABSENT,
-// OBJECT or ARRAY) with inbound handle `pa`. judge() finds every such
-// message a Request (message.h: "jsonrpc" implied, a string method, a
-// number id, structured or absent params, no result or error), so it is
-// received as that Request without a descriptor. 1 when received; 0 when
-// the id is not a safe integer, or is -0 (an id read by its lexeme, which
-// wire.js describes): nothing done, JS describes the message to
-// weft_receive, as any.
+// A request whose id is a number and method a string, as a tuple [0n, id,
+// method, params?] (docs/protocol.md, "Tuples") or an object {"jsonrpc":
+// "2.0", "method", "params"?, "id"} (js/short.js): the method in the input
+// buffer [0, mlen), params of kind `pkind` (ABSENT, OBJECT or ARRAY) with
+// inbound handle `pa`. judge() finds every such message a Request (a
+// version, a string method, a number id, structured or absent params;
+// result and error are not read), so it is received as that Request without
+// a descriptor. 1 when received; 0 when the id is not a safe integer, or is
+// -0 (an id read by its lexeme, which wire.js describes): nothing done, JS
+// describes the message to weft_receive, as any.
 EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double pkind, double pa) {
   Host* x = host(h);
   if (!x || !exact_int_id(id)) return 0;

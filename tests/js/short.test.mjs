@@ -1,0 +1,146 @@
+// The short ways into the core (js/short.js): a request or a result, as a
+// tuple or as a plain JSON-RPC object, reaches the core without a
+// descriptor. A short way must never decide differently from the
+// description it skips: every message here is run twice through each role,
+// once as it comes and once with both short ways declining (the glue then
+// describes the message, and the core judges the description), and the
+// answers, diagnostics, calls' outcomes and bookkeeping must be the same.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { JSONRPCClient, JSONRPCServer, Peer, RPCError, portTransport, ready } from '../../js/index.js';
+import { X } from '../../js/heap.js';
+import { isAnnouncement } from '../support/wire.mjs';
+
+const T = { timeout: 30000 };
+const V = { jsonrpc: '2.0' };
+const CALLS = 12;  // calls the endpoint makes first (ids 1..12), for the results below to answer
+
+// Requests and notifications as a foreign client sends them, at the edges
+// of weft_request: ids, params, "jsonrpc", method, and members a request
+// does not have.
+const requests = [
+  { ...V, method: 'echo', params: [1], id: 101 }, { ...V, method: 'echo', params: { a: 1 }, id: 102 },
+  { ...V, method: 'echo', id: 103 }, { ...V, method: 'echo', params: undefined, id: 104 },
+  { ...V, method: 'echo', params: [], id: 0 }, { ...V, method: 'echo', params: {}, id: -7 },
+  { ...V, method: 'echo', params: null, id: 105 }, { ...V, method: 'echo', params: 5, id: 106 },
+  { ...V, method: 'echo', params: 'x', id: 107 }, { ...V, method: 'echo', params: [[]], id: 2 ** 53 - 1 },
+  { ...V, method: 'echo', params: [2], id: 2 ** 53 }, { ...V, method: 'echo', params: [3], id: -0 },
+  { ...V, method: 'echo', params: [4], id: 1.5 }, { ...V, method: 'echo', params: [5], id: NaN },
+  { ...V, method: 'echo', params: [6], id: Infinity }, { ...V, method: 'echo', params: [7], id: 's' },
+  { ...V, method: 'echo', params: [8], id: null }, { ...V, method: 'echo', params: [9], id: 10n },
+  { method: 'echo', params: [10], id: 108 }, { jsonrpc: '1.0', method: 'echo', params: [11], id: 109 },
+  { jsonrpc: 2, method: 'echo', params: [12], id: 110 }, { jsonrpc: '2.0 ', method: 'echo', id: 111 },
+  { ...V, method: 7, id: 112 }, { ...V, method: null, id: 113 }, { ...V, method: '', id: 114 },
+  { ...V, method: 'rpc.echo', id: 115 }, { ...V, method: 'nope', params: [1], id: 116 },
+  { ...V, method: 'fail', params: { code: 7, message: 'seven', data: [7] }, id: 117 },
+  { ...V, method: 'none', id: 118 },
+  { ...V, method: 'echo', params: [13], result: 1, id: 119 },
+  { ...V, method: 'echo', params: [14], error: { code: 1, message: 'x' }, id: 120 },
+  { ...V, method: 'echo', params: [15], metrics: { processing_time_us: 1 }, id: 121 },
+  { ...V, method: 'echo', params: [16], id: 122, extra: true },
+  { ...V, method: 'echo', params: [17] }, { ...V, method: 'note', params: [18] },
+  [0n, 130, 'echo', [19]], [0n, 131, 'echo'], [0n, 132, 'echo', undefined], [0n, -0, 'echo', [20]],
+];
+
+// Results and errors for the endpoint's calls 1..12, at the edges of
+// weft_result: ids, "jsonrpc", and members a result does not have.
+const results = [
+  { ...V, result: 5, id: 1 }, { ...V, result: undefined, id: 2 }, { ...V, id: 3 },
+  { ...V, result: 1, error: undefined, id: 3 }, { ...V, result: 1, error: null, id: 4 },
+  { ...V, result: { a: [1] }, method: undefined, id: 4 }, { ...V, result: 1, metrics: { processing_time_us: 3 }, id: 5 },
+  { ...V, result: 2, id: 1 }, { ...V, result: 1, id: '6' }, { ...V, result: 1, id: -0 }, { ...V, result: 1, id: 6.5 },
+  { jsonrpc: '1.0', result: 1, id: 6 }, { result: 1, id: 6 }, { ...V, result: 1, id: 6n },
+  { ...V, error: { code: 1, message: 'x', data: [1] }, id: 7 }, { ...V, result: 2, error: { code: 1, message: 'x' }, id: 8 },
+  { ...V, result: 3, params: [1], id: 9 }, { ...V, result: [9], id: 99 }, { ...V, result: 1, id: 2 ** 53 + 2 },
+  [2n, 10, 'ten'], [2n, 10, 'again'], [2n, -0, 1], [2n, 11], { ...V, result: null, id: 11, extra: 1 },
+];
+
+// The short exports, as the module has them (its raw exports: Emscripten's
+// Module._weft_* are stubs that replace themselves on their first call);
+// `declining` stands in for both, taking nothing: the glue then describes
+// every message.
+await ready;
+const exports = { _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result };
+const declining = { _weft_request: () => 0, _weft_result: () => -1 };
+
+// What endpoint `Kind` makes of `messages` from a raw foreign peer: its
+// answers, diagnostics, its calls' outcomes, its bookkeeping; and how many
+// messages the short ways took.
+async function outcome(Kind, messages, short) {
+  const taken = { request: 0, result: 0 };
+  Object.assign(X, short ? {
+    _weft_request: (...a) => { const r = exports._weft_request(...a); taken.request += r === 1; return r; },
+    _weft_result: (...a) => { const r = exports._weft_result(...a); taken.result += r >= 0; return r; },
+  } : declining);
+  const { port1, port2 } = new MessageChannel();
+  const diags = [];
+  const got = [];
+  const seen = new Set();  // the ids of the endpoint's requests
+  let check = () => {};
+  const ep = new Kind(portTransport(port2), { onDiagnostic: (k, m) => { diags.push([k, m]); check(); } });
+  const serving = Kind !== JSONRPCClient;
+  if (serving) {
+    ep.method('echo', (p) => p);
+    ep.method('fail', (p) => { throw new RPCError(p.code, p.message, p.data); });
+    ep.method('none', () => undefined);
+    ep.onNotify('note', () => {});
+  }
+  port1.addEventListener('message', (ev) => {
+    const m = ev.data;
+    if (isAnnouncement(m)) return;
+    if (m?.method !== undefined && m.id !== undefined) seen.add(m.id);
+    else got.push(m);
+    check();
+  });
+  port1.start();
+  const until = (cond) => new Promise((resolve) => { check = () => { if (cond()) resolve(); }; check(); });
+  try {
+    const calls = [];
+    if (Kind !== JSONRPCServer) {
+      for (let i = 0; i < CALLS; i++) calls.push(ep.request('m', [i], { timeout: 0 }).then((v) => ['ok', v], (e) => ['err', e.code, e.message, e.data]));
+      await until(() => seen.size === CALLS);
+    }
+    for (const m of messages) port1.postMessage(m);
+    // A last message every role handles visibly: all before it was handled.
+    if (serving) {
+      port1.postMessage({ ...V, method: 'echo', params: ['last'], id: 'last' });
+      await until(() => got.some((m) => m?.id === 'last'));
+    } else {
+      port1.postMessage({ ...V, result: 0, id: 'last' });
+      await until(() => diags.some(([, m]) => m.includes('"last"')));
+    }
+    const { pending, inFlight, calls: live, payloads } = ep.stats();
+    ep.destroy();
+    return { outcome: [got, diags, await Promise.all(calls), { pending, inFlight, live, payloads }], taken };
+  } finally {
+    Object.assign(X, exports);
+    ep.destroy();
+    port1.close();
+  }
+}
+
+for (const [name, messages] of [['requests', requests], ['results', results], ['both', [...results, ...requests]]]) {
+  test(`short ways: ${name} from a foreign peer are answered as their descriptions are, by every role`, T, async () => {
+    await ready;
+    for (const Kind of [JSONRPCServer, Peer, JSONRPCClient]) {
+      const short = await outcome(Kind, messages, true);
+      const described = await outcome(Kind, messages, false);
+      assert.deepEqual(short.outcome, described.outcome, Kind.name);
+      assert.deepEqual(described.taken, { request: 0, result: 0 });
+      // The test means something only if the short ways are taken.
+      if (Kind !== JSONRPCClient && name !== 'results') assert.ok(short.taken.request >= 10, `${Kind.name}: ${short.taken.request} requests taken`);
+      if (Kind !== JSONRPCServer && name !== 'requests') assert.ok(short.taken.result >= 4, `${Kind.name}: ${short.taken.result} results taken`);
+    }
+  });
+}
+
+test('short ways: a json-rpc-2.0-shaped request and its result, as objects, take the short way', T, async () => {
+  await ready;
+  const server = await outcome(JSONRPCServer, [{ ...V, method: 'echo', params: { a: 1 }, id: 1 }], true);
+  assert.deepEqual(server.taken, { request: 1, result: 0 }, 'the request (the last one\'s id is a string)');
+  assert.deepEqual(server.outcome[0], [{ ...V, result: { a: 1 }, id: 1 }, { ...V, result: ['last'], id: 'last' }]);
+  const client = await outcome(JSONRPCClient, Array.from({ length: CALLS }, (_, i) => ({ ...V, result: i, id: i + 1 })), true);
+  assert.deepEqual(client.taken, { request: 0, result: CALLS });
+  assert.deepEqual(client.outcome[2], Array.from({ length: CALLS }, (_, i) => ['ok', i]));
+  assert.deepEqual(client.outcome[3], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
+});
