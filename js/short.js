@@ -2,9 +2,9 @@
 // most reach it in one call of the module, without a descriptor (wire.js).
 //   request  (weft_request)  [0n, id, method, params?] or {"jsonrpc": "2.0",
 //            "method": m, "params": p, "id": n}: a number id, a string
-//            method, array, object or no params. judge() (validate.cpp)
-//            makes every such message a Request, whatever else it holds;
-//            Peer::receive applies the role policy and serves it.
+//            method, array, object or no params. judge() (core/src/rpc/
+//            validate.cpp) makes every such message a Request, whatever
+//            else it holds; Peer::receive applies the role policy, serves it.
 //   result   (weft_result)   [2n, id, value] or {"jsonrpc": "2.0", "result":
 //            v, "id": n} without method, error or metrics (judge(): a
 //            Result). The core settles the call by its id and returns its

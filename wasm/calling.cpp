@@ -130,9 +130,9 @@ EMSCRIPTEN_KEEPALIVE const double* weft_ids() { return g_ids.data(); }
 
 // A result, as a tuple [2n, id, value] (docs/protocol.md, "Tuples") or an
 // object {"jsonrpc": "2.0", "result", "id"} without method, error or
-// metrics (js/short.js), its value kept by JS: the token of the call it settled (Peer::take_result), which JS
-// resolves with the value; or -1, nothing done: JS then describes the
-// message to weft_receive, as any. An id that is not a safe integer, or is
+// metrics (js/short.js), its value kept by JS: the token of the call it
+// settled (Peer::take_result), which JS resolves with the value; or -1,
+// nothing done: JS then describes the message to weft_receive, as any. An id that is not a safe integer, or is
 // -0, is not an integer id as JSON would give it (wire.js describes it by its
 // lexeme), so it is never one of this side's calls: weft_receive judges it.
 EMSCRIPTEN_KEEPALIVE int weft_result(int h, double id) {

@@ -17,8 +17,8 @@
 //    generation does not match is refused, never resolved to another value.
 //  * inbound (a value in a message being received) = INBOUND_BASE + its
 //    index in that message's list; valid while weft_receive (or
-//    weft_request, a request's short way in: js/short.js) runs (handlers and call
-//    completions see it synchronously), released when it returns.
+//    weft_request, a request's short way in: js/short.js) runs (handlers
+//    and call completions see it synchronously), released when it returns.
 //
 // Marker shapes, chosen so that no value the core or a JSON parse produces
 // can be mistaken for one:

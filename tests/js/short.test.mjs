@@ -60,7 +60,7 @@ const results = [
 // `declining` stands in for both, taking nothing: the glue then describes
 // every message.
 await ready;
-const exports = { _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result };
+const real = { _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result };
 const declining = { _weft_request: () => 0, _weft_result: () => -1 };
 
 // What endpoint `Kind` makes of `messages` from a raw foreign peer: its
@@ -69,8 +69,8 @@ const declining = { _weft_request: () => 0, _weft_result: () => -1 };
 async function outcome(Kind, messages, short) {
   const taken = { request: 0, result: 0 };
   Object.assign(X, short ? {
-    _weft_request: (...a) => { const r = exports._weft_request(...a); taken.request += r === 1; return r; },
-    _weft_result: (...a) => { const r = exports._weft_result(...a); taken.result += r >= 0; return r; },
+    _weft_request: (...a) => { const r = real._weft_request(...a); taken.request += r === 1; return r; },
+    _weft_result: (...a) => { const r = real._weft_result(...a); taken.result += r >= 0; return r; },
   } : declining);
   const { port1, port2 } = new MessageChannel();
   const diags = [];
@@ -113,7 +113,7 @@ async function outcome(Kind, messages, short) {
     ep.destroy();
     return { outcome: [got, diags, await Promise.all(calls), { pending, inFlight, live, payloads }], taken };
   } finally {
-    Object.assign(X, exports);
+    Object.assign(X, real);
     ep.destroy();
     port1.close();
   }
