@@ -8,7 +8,7 @@ import { send, sendResult } from './outgoing.js';
 import { inboundValue, pushInbound } from './payloads.js';
 import { dispatch, requestCancelled, writable } from './serving.js';
 import { chunkSize } from './size.js';
-import { message, value } from './wire.js';
+import { discard, value } from './wire.js';
 
 let kept = A.PAY_NONE;  // the handle materialize() set aside for js_kept
 const [, NULL, , INTEGER, NUMBER, STRING, ARRAY, OBJECT] = A.PARAM_TYPES.map((_, i) => i);
@@ -53,7 +53,7 @@ const hooks = {
   },
   discard(h, recs, count) {
     const ep = hosts[h];
-    if (ep) for (let i = 0; i < count; i++) message(ep.out, (recs >> 3) + i * A.R_SIZE, 0);
+    if (ep) for (let i = 0; i < count; i++) discard(ep.out, (recs >> 3) + i * A.R_SIZE);
   },
   settle(h, token, sl, p, n) {
     const ep = hosts[h];

@@ -1,5 +1,5 @@
-// The short ways into the core: the two messages an endpoint receives
-// most reach it in one call of the module, without a descriptor (wire.js).
+// The short ways into the core: the messages an endpoint receives most
+// reach it in one call of the module, without a descriptor (wire.js).
 //   request  (weft_request)  [0n, id, method, params?] or {"jsonrpc": "2.0",
 //            "method": m, "params": p, "id": n}: a number id, a string
 //            method, array, object or no params. judge() (core/src/rpc/
@@ -9,6 +9,9 @@
 //            v, "id": n} without method, error or metrics (judge(): a
 //            Result). The core settles the call by its id and returns its
 //            token; the caller gets the value, which never crosses.
+//   notification (weft_notification)  [1n, method, params?] or {"jsonrpc":
+//            "2.0", "method": m, "params": p} without an id: a string
+//            method, array, object or no params (judge(): a Notification).
 // Any other message, or one the core declines (an id that is not a safe
 // integer or is -0, none of its calls', a stream's end, on a Server), is
 // described: each rule is decided once, in the core. A member that is
@@ -16,7 +19,7 @@
 import * as A from '../dist/weft_abi.js';
 import { X, put } from './heap.js';
 import { pushInbound } from './payloads.js';
-import { T_REQUEST, T_RESULT } from './tuples.js';
+import { T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
 
 const { VALUE_ABSENT, VALUE_ARRAY, VALUE_OBJECT } = A;
 
@@ -27,24 +30,32 @@ const { VALUE_ABSENT, VALUE_ARRAY, VALUE_OBJECT } = A;
 export function takeShort(ep, data) {
   if (typeof data !== 'object' || data === null) return false;
   if (Array.isArray(data)) return takeTuple(ep, data);
+  if (data.jsonrpc !== '2.0') return false;
   const id = data.id;
-  if (typeof id !== 'number' || data.jsonrpc !== '2.0') return false;
   const method = data.method;
+  if (id === undefined) return typeof method === 'string' && serve(ep, undefined, method, data.params);
+  if (typeof id !== 'number') return false;
   if (method === undefined) {
     if (!('result' in data) || data.error !== undefined || data.metrics !== undefined) return false;
     return settle(ep, id, data.result);
   }
-  return typeof method === 'string' && request(ep, id, method, data.params);
+  return typeof method === 'string' && serve(ep, id, method, data.params);
 }
 
 function takeTuple(ep, t) {
   const n = t.length;
   const k = t[0];
   if (n === 3 && k === T_RESULT) return settle(ep, typeof t[1] === 'number' ? t[1] : NaN, t[2]);
+  if (k === T_NOTIFICATION) {
+    if (typeof t[1] !== 'string') return false;
+    if (n === 2) return serve(ep, undefined, t[1], undefined);
+    // [1n, method, undefined] is described, as a request's tuple is.
+    return n === 3 && t[2] !== undefined && serve(ep, undefined, t[1], t[2]);
+  }
   if (k !== T_REQUEST || typeof t[1] !== 'number' || typeof t[2] !== 'string') return false;
-  if (n === 3) return request(ep, t[1], t[2], undefined);
+  if (n === 3) return serve(ep, t[1], t[2], undefined);
   // [0n, id, method, undefined] is described: its params member is there.
-  return n === 4 && t[3] !== undefined && request(ep, t[1], t[2], t[3]);
+  return n === 4 && t[3] !== undefined && serve(ep, t[1], t[2], t[3]);
 }
 
 function settle(ep, id, v) {
@@ -54,10 +65,17 @@ function settle(ep, id, v) {
   return true;
 }
 
-// A request whose params `p` are undefined (none), an array or an object;
-// anything else is described (and answered -32600 by the core).
-function request(ep, id, method, p) {
-  if (p === undefined) return X._weft_request(ep.h, id, put(method), VALUE_ABSENT, 0) === 1;
-  if (typeof p !== 'object' || p === null) return false;
-  return X._weft_request(ep.h, id, put(method), Array.isArray(p) ? VALUE_ARRAY : VALUE_OBJECT, pushInbound(p)) === 1;
+// A request (`id` a number) or a notification (`id` undefined) whose params
+// `p` are undefined (none), an array or an object; any other params are
+// described (and refused by the core: -32600 for a request, §4.2).
+function serve(ep, id, method, p) {
+  let kind = VALUE_ABSENT;
+  let a = 0;
+  if (p !== undefined) {
+    if (typeof p !== 'object' || p === null) return false;
+    kind = Array.isArray(p) ? VALUE_ARRAY : VALUE_OBJECT;
+    a = pushInbound(p);
+  }
+  const m = put(method);
+  return (id === undefined ? X._weft_notification(ep.h, m, kind, a) : X._weft_request(ep.h, id, m, kind, a)) === 1;
 }

@@ -247,6 +247,19 @@ export function message(out, r, text, tuples = false) {
 }
 
 /**
+ * Record `r`, discarded (PeerOptions::discard): its outbound handles are
+ * released, as message() releases them, and nothing is made of it.
+ */
+export function discard(out, r) {
+  const F = M.HEAPF64;
+  const pay = F[r + R_PAY];
+  if (pay >= 0 && pay < PAY_INBOUND_BASE) out.release(pay);
+  const kind = F[r + R_KIND];
+  const pv = F[r + R_VALUE];
+  if ((kind === MSG_REQUEST || kind === MSG_NOTIFICATION) && pv >= 0 && pv < PAY_INBOUND_BASE) out.release(pv);
+}
+
+/**
  * The message of a result record without metrics (PeerOptions::send_result:
  * the one answer a request gets at once), as message() makes it: the
  * common answer's own, shorter way.

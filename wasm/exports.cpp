@@ -307,6 +307,21 @@ EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double
   return 1;
 }
 
+// A notification whose method is a string, as a tuple [1n, method, params?]
+// (docs/protocol.md, "Tuples") or an object {"jsonrpc": "2.0", "method",
+// "params"?} without an id (js/short.js): the method in the input buffer
+// [0, mlen), params as weft_request takes them. judge() finds every such
+// message a Notification (result and error are not read), so it is
+// received as that Notification without a descriptor. Always 1: received.
+EMSCRIPTEN_KEEPALIVE int weft_notification(int h, std::size_t mlen, double pkind, double pa) {
+  Host* x = host(h);
+  if (!x) return 0;
+  x->undecodable_run = 0;
+  x->peer->receive(Item(std::in_place_type<Notification>,
+                        Notification{std::string(input().data(), mlen), params_of(pkind, pa)}));
+  return 1;
+}
+
 // `count` incoming messages described in the descriptor array (a batch when
 // `batch`, §6). Returns the next deadline (-1: none).
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {

@@ -197,10 +197,21 @@ void js_send_records(int h, Outgoing& o) {
 }
 
 void js_discard_records(int h, Outgoing& o) {
-  std::vector<double> recs;  // not g_rec: a discard can happen inside a send
-  std::string text;
+  // Not g_rec: a discard can happen inside a send. Its own buffers are kept
+  // (a method's answer to every notification it serves is discarded), and
+  // a discard within one (JS frees handles only) would get fresh ones.
+  static std::vector<double> kept_recs;
+  static std::string kept_text;
+  static bool busy = false;
+  std::vector<double> fresh_recs;
+  std::string fresh_text;
+  const bool reuse = !busy;
+  busy = true;
+  std::vector<double>& recs = reuse ? kept_recs : fresh_recs;
+  std::string& text = reuse ? kept_text : fresh_text;
   write_records(o, recs, text);
   js_discard(h, recs.data(), static_cast<int>(o.messages.size()));
+  if (reuse) busy = false;
 }
 
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text) {

@@ -16,9 +16,10 @@
 //    (abi.h PAY_CALLER, STATUS_POST_REQUEST). A handle whose
 //    generation does not match is refused, never resolved to another value.
 //  * inbound (a value in a message being received) = INBOUND_BASE + its
-//    index in that message's list; valid while weft_receive (or
-//    weft_request, a request's short way in: js/short.js) runs (handlers
-//    and call completions see it synchronously), released when it returns.
+//    index in that message's list; valid while weft_receive (or a short
+//    way in, weft_request or weft_notification: js/short.js) runs
+//    (handlers and call completions see it synchronously), released when
+//    it returns.
 //
 // Marker shapes, chosen so that no value the core or a JSON parse produces
 // can be mistaken for one:

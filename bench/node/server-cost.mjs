@@ -3,12 +3,14 @@
 // tuple [0n, n, "add", {a,b}] with --shape tuple) handed to the server's
 // port listener directly, answers counted and dropped: no postMessage, no
 // client. The server's share of a round trip, which a foreign client's p50
-// carries (bench/README.md). Per request: elapsed ÷ N, in runs of N (200,000)
-// after three of a quarter as many to warm up; the minimum of the runs is printed
-// with all of them. Servers: weft, json-rpc-2.0, and two that are not
+// carries (bench/README.md). --shape notification: the same without an id
+// ({"jsonrpc":"2.0","method":"add","params":{"a":1,"b":2}}), which each
+// server runs and never answers (not with --cold, which awaits answers).
+// Per request: elapsed ÷ N, in runs of N (200,000) after three of a quarter
+// as many to warm up; the minimum of the runs is printed with all of them. Servers: weft, json-rpc-2.0, and two that are not
 // peers: 'raw (JSON-RPC objects)' (no library) and 'wasm floor' (the least a
 // core behind marshalling does, wasm-floor.mjs).
-//   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple] [--runs 5] [--n 200000]
+//   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple|notification] [--runs 5] [--n 200000]
 //        [--cold 6]
 // --cold F: each request is timed alone (its answer awaited), after F
 // generated functions of 3,000 branches each have run once: code enough that
@@ -42,11 +44,14 @@ const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
 const SIDES = { server: ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)', 'wasm floor'], client: ['weft', 'json-rpc-2.0'] };
 if (!SIDES[side]) throw new Error(`--side ${side}: server or client`);
 for (const lib of libs) if (!SIDES[side].includes(lib)) throw new Error(`${lib}: one of ${SIDES[side].join(', ')}`);
-if (shape !== 'object' && shape !== 'tuple') throw new Error(`--shape ${shape}: object or tuple`);
+if (!['object', 'tuple', 'notification'].includes(shape)) throw new Error(`--shape ${shape}: object, tuple or notification`);
+const noted = shape === 'notification';
+if (noted && (cold || side !== 'server')) throw new Error('--shape notification: a server, without --cold');
 
 const request = shape === 'tuple'
   ? (id) => [0n, id, 'add', { a: 1, b: 2 }]
-  : (id) => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id });
+  : noted ? () => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 } })
+    : (id) => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id });
 const turn = () => new Promise((r) => setImmediate(r));
 
 // The code for --cold: F functions of 3,000 branches on their own constants.
@@ -180,7 +185,7 @@ async function measure(lib) {
   }
   await turn();
   stop();
-  if (answers !== id) throw new Error(`${lib}: ${answers} answers to ${id} requests`);
+  if (answers !== (noted ? 0 : id)) throw new Error(`${lib}: ${answers} answers to ${id} ${noted ? 'notifications' : 'requests'}`);
   return { us, hot };
 }
 
@@ -188,5 +193,5 @@ const fmt = (v) => Math.min(...v).toFixed(3);
 for (const lib of libs) {
   const { us, hot } = await measure(lib);
   const also = hot.length ? `, ${fmt(hot)} with no code between requests` : '';
-  console.log(`${lib.padEnd(24)} ${side} ${shape}: ${fmt(us)} µs per request${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
+  console.log(`${lib.padEnd(24)} ${side} ${shape}: ${fmt(us)} µs per ${noted ? 'notification' : 'request'}${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
 }

@@ -1,10 +1,11 @@
-// The short ways into the core (js/short.js): a request or a result, as a
-// tuple or as a plain JSON-RPC object, reaches the core without a
-// descriptor. A short way must never decide differently from the
+// The short ways into the core (js/short.js): a request, a notification or
+// a result, as a tuple or as a plain JSON-RPC object, reaches the core
+// without a descriptor. A short way must never decide differently from the
 // description it skips: every message here is run twice through each role,
-// once as it comes and once with both short ways declining (the glue then
+// once as it comes and once with every short way declining (the glue then
 // describes the message, and the core judges the description), and the
-// answers, diagnostics, calls' outcomes and bookkeeping must be the same.
+// answers, diagnostics, what the handlers were given, calls' outcomes and
+// bookkeeping must be the same.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { JSONRPCClient, JSONRPCServer, Peer, RPCError, portTransport, ready } from '../../js/index.js';
@@ -15,9 +16,8 @@ const T = { timeout: 30000 };
 const V = { jsonrpc: '2.0' };
 const CALLS = 12;  // calls the endpoint makes first (ids 1..12), for the results below to answer
 
-// Requests and notifications as a foreign client sends them, at the edges
-// of weft_request: ids, params, "jsonrpc", method, and members a request
-// does not have.
+// Requests as a foreign client sends them, at the edges of weft_request:
+// ids, params, "jsonrpc", method, and members a request does not have.
 const requests = [
   { ...V, method: 'echo', params: [1], id: 101 }, { ...V, method: 'echo', params: { a: 1 }, id: 102 },
   { ...V, method: 'echo', id: 103 }, { ...V, method: 'echo', params: undefined, id: 104 },
@@ -42,6 +42,28 @@ const requests = [
   [0n, 130, 'echo', [19]], [0n, 131, 'echo'], [0n, 132, 'echo', undefined], [0n, -0, 'echo', [20]],
 ];
 
+// Notifications at the edges of weft_notification: an id member that is
+// undefined, params, "jsonrpc", method, members a notification does not
+// have, the core's own "$/" methods, methods with no sink or a throwing one.
+const notifications = [
+  { ...V, method: 'note', params: [1] }, { ...V, method: 'note', params: { a: 1 } }, { ...V, method: 'note' },
+  { ...V, method: 'note', params: undefined }, { ...V, method: 'note', params: [2], id: undefined },
+  { ...V, method: 'note', params: [] }, { ...V, method: 'note', params: {} },
+  { ...V, method: 'note', params: null }, { ...V, method: 'note', params: 5 }, { ...V, method: 'note', params: 'x' },
+  { ...V, method: 'note', params: true },
+  { method: 'note', params: [3] }, { jsonrpc: '1.0', method: 'note' }, { jsonrpc: 2, method: 'note' },
+  { ...V, method: 7 }, { ...V, method: null }, { ...V, method: '' }, { ...V, method: 'rpc.note' },
+  { ...V, method: 'nobody', params: [4] }, { ...V, method: 'throws', params: [5] },
+  { ...V, method: 'note', params: [6], result: 1 }, { ...V, method: 'note', params: [7], error: { code: 1, message: 'x' } },
+  { ...V, method: 'note', params: [8], metrics: { processing_time_us: 1 } }, { ...V, method: 'note', params: [9], extra: true },
+  { ...V, method: 'echo', params: [10] }, { ...V, method: 'none' },
+  { ...V, method: '$/cancelRequest', params: { id: 999 } }, { ...V, method: '$/cancelRequest', params: { id: 'x' } },
+  { ...V, method: '$/cancelRequest', params: [1] }, { ...V, method: '$/cancelRequest' },
+  { ...V, method: '$/progress', params: { token: 1, value: 2 } }, { ...V, method: '$/unknown', params: [1] },
+  [1n, 'note', [11]], [1n, 'note', { b: 2 }], [1n, 'note'], [1n, 'note', undefined], [1n, 5, [12]],
+  [1n, 'note', [13], 'extra'], [1n, 'note', null], [1n, 'nobody'], [1n, 'throws', []],
+];
+
 // Results and errors for the endpoint's calls 1..12, at the edges of
 // weft_result: ids, "jsonrpc", and members a result does not have.
 const results = [
@@ -60,30 +82,33 @@ const results = [
 // `declining` stands in for both, taking nothing: the glue then describes
 // every message.
 await ready;
-const real = { _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result };
-const declining = { _weft_request: () => 0, _weft_result: () => -1 };
+const real = { _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result, _weft_notification: X.asm.weft_notification };
+const declining = { _weft_request: () => 0, _weft_result: () => -1, _weft_notification: () => 0 };
 
 // What endpoint `Kind` makes of `messages` from a raw foreign peer: its
-// answers, diagnostics, its calls' outcomes, its bookkeeping; and how many
-// messages the short ways took.
+// answers, diagnostics, what its handlers were given, its calls' outcomes,
+// its bookkeeping; and how many messages the short ways took.
 async function outcome(Kind, messages, short) {
-  const taken = { request: 0, result: 0 };
+  const taken = { request: 0, result: 0, notification: 0 };
   Object.assign(X, short ? {
     _weft_request: (...a) => { const r = real._weft_request(...a); taken.request += r === 1; return r; },
     _weft_result: (...a) => { const r = real._weft_result(...a); taken.result += r >= 0; return r; },
+    _weft_notification: (...a) => { const r = real._weft_notification(...a); taken.notification += r === 1; return r; },
   } : declining);
   const { port1, port2 } = new MessageChannel();
   const diags = [];
   const got = [];
   const seen = new Set();  // the ids of the endpoint's requests
   let check = () => {};
+  const given = [];  // [method, params] for every handler run
   const ep = new Kind(portTransport(port2), { onDiagnostic: (k, m) => { diags.push([k, m]); check(); } });
   const serving = Kind !== JSONRPCClient;
   if (serving) {
-    ep.method('echo', (p) => p);
+    ep.method('echo', (p) => { given.push(['echo', p]); return p; });
     ep.method('fail', (p) => { throw new RPCError(p.code, p.message, p.data); });
-    ep.method('none', () => undefined);
-    ep.onNotify('note', () => {});
+    ep.method('none', () => { given.push(['none']); });
+    ep.onNotify('note', (p) => { given.push(['note', p]); });
+    ep.onNotify('throws', (p) => { given.push(['throws', p]); throw new Error('thrown by a sink'); });
   }
   port1.addEventListener('message', (ev) => {
     const m = ev.data;
@@ -111,7 +136,7 @@ async function outcome(Kind, messages, short) {
     }
     const { pending, inFlight, calls: live, payloads } = ep.stats();
     ep.destroy();
-    return { outcome: [got, diags, await Promise.all(calls), { pending, inFlight, live, payloads }], taken };
+    return { outcome: [got, diags, given, await Promise.all(calls), { pending, inFlight, live, payloads }], taken };
   } finally {
     Object.assign(X, real);
     ep.destroy();
@@ -119,17 +144,23 @@ async function outcome(Kind, messages, short) {
   }
 }
 
-for (const [name, messages] of [['requests', requests], ['results', results], ['both', [...results, ...requests]]]) {
+const sets = [
+  ['requests', requests], ['notifications', notifications], ['results', results],
+  ['all', [...results, ...notifications, ...requests]],
+];
+for (const [name, messages] of sets) {
   test(`short ways: ${name} from a foreign peer are answered as their descriptions are, by every role`, T, async () => {
     await ready;
     for (const Kind of [JSONRPCServer, Peer, JSONRPCClient]) {
       const short = await outcome(Kind, messages, true);
       const described = await outcome(Kind, messages, false);
       assert.deepEqual(short.outcome, described.outcome, Kind.name);
-      assert.deepEqual(described.taken, { request: 0, result: 0 });
+      assert.deepEqual(described.taken, { request: 0, result: 0, notification: 0 });
       // The test means something only if the short ways are taken.
-      if (Kind !== JSONRPCClient && name !== 'results') assert.ok(short.taken.request >= 10, `${Kind.name}: ${short.taken.request} requests taken`);
-      if (Kind !== JSONRPCServer && name !== 'requests') assert.ok(short.taken.result >= 4, `${Kind.name}: ${short.taken.result} results taken`);
+      const has = (set) => name === set || name === 'all';
+      if (Kind !== JSONRPCClient && has('requests')) assert.ok(short.taken.request >= 10, `${Kind.name}: ${short.taken.request} requests taken`);
+      if (has('notifications')) assert.ok(short.taken.notification >= 15, `${Kind.name}: ${short.taken.notification} notifications taken`);
+      if (Kind !== JSONRPCServer && has('results')) assert.ok(short.taken.result >= 4, `${Kind.name}: ${short.taken.result} results taken`);
     }
   });
 }
@@ -137,10 +168,66 @@ for (const [name, messages] of [['requests', requests], ['results', results], ['
 test('short ways: a json-rpc-2.0-shaped request and its result, as objects, take the short way', T, async () => {
   await ready;
   const server = await outcome(JSONRPCServer, [{ ...V, method: 'echo', params: { a: 1 }, id: 1 }], true);
-  assert.deepEqual(server.taken, { request: 1, result: 0 }, 'the request (the last one\'s id is a string)');
+  assert.deepEqual(server.taken, { request: 1, result: 0, notification: 0 }, 'the request (the last one\'s id is a string)');
   assert.deepEqual(server.outcome[0], [{ ...V, result: { a: 1 }, id: 1 }, { ...V, result: ['last'], id: 'last' }]);
   const client = await outcome(JSONRPCClient, Array.from({ length: CALLS }, (_, i) => ({ ...V, result: i, id: i + 1 })), true);
-  assert.deepEqual(client.taken, { request: 0, result: CALLS });
-  assert.deepEqual(client.outcome[2], Array.from({ length: CALLS }, (_, i) => ['ok', i]));
-  assert.deepEqual(client.outcome[3], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
+  assert.deepEqual(client.taken, { request: 0, result: CALLS, notification: 0 });
+  assert.deepEqual(client.outcome[3], Array.from({ length: CALLS }, (_, i) => ['ok', i]));
+  assert.deepEqual(client.outcome[4], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
+});
+
+test('short ways: a json-rpc-2.0-shaped notification, as an object, takes the short way to its sink', T, async () => {
+  await ready;
+  const server = await outcome(JSONRPCServer, [{ ...V, method: 'note', params: { a: 1 } }, { ...V, method: 'note' }], true);
+  assert.deepEqual(server.taken, { request: 0, result: 0, notification: 2 });
+  assert.deepEqual(server.outcome[2], [['note', { a: 1 }], ['note', undefined], ['echo', ['last']]]);
+  assert.deepEqual(server.outcome[0], [{ ...V, result: ['last'], id: 'last' }], 'a notification is never answered (§4.1)');
+});
+
+test('§4.1: what a method() handler returns to a notification is never sent, and is let go', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const diags = [];
+  const got = [];
+  const server = new JSONRPCServer(portTransport(port2), { onDiagnostic: (k, m) => diags.push([k, m]) });
+  const answers = {
+    object: () => ({ big: 'x'.repeat(1000) }), array: () => [1, [2]], string: () => 's', number: () => 3,
+    none: () => undefined, later: async () => ({ a: 1 }), refused: async () => { throw new RPCError(5, 'five', [5]); },
+    thrown: () => { throw new Error('thrown'); },
+  };
+  const ran = [];
+  const promised = [];
+  for (const [name, f] of Object.entries(answers)) {
+    server.method(name, (p, ctx) => {
+      ran.push([name, p, typeof ctx]);
+      const r = f();
+      if (r instanceof Promise) promised.push(r);
+      return r;
+    });
+  }
+  let check = () => {};
+  port1.addEventListener('message', (ev) => {
+    if (isAnnouncement(ev.data)) return;
+    got.push(ev.data);
+    check();
+  });
+  port1.start();
+  const answered = (id) => new Promise((resolve) => { check = () => { if (got.some((m) => m.id === id)) resolve(); }; check(); });
+  try {
+    for (const name of Object.keys(answers)) {
+      port1.postMessage({ ...V, method: name, params: [name] });
+      port1.postMessage([1n, name, { tuple: name }]);
+    }
+    // A request after them: once it is answered, every handler has run.
+    port1.postMessage({ ...V, method: 'number', id: 'after' });
+    await answered('after');
+    await Promise.allSettled(promised);  // settled after the glue's own reactions
+    port1.postMessage({ ...V, method: 'number', id: 'last' });
+    await answered('last');
+    assert.deepEqual(got, [{ ...V, result: 3, id: 'after' }, { ...V, result: 3, id: 'last' }]);
+    assert.equal(ran.length, 2 * Object.keys(answers).length + 2);
+    assert.ok(ran.every(([, , ctx]) => ctx === 'object'), 'a method() handler gets its context for a notification too');
+    assert.deepEqual(diags.map(([k]) => k), Array(4).fill('NotificationFailed'), 'refused and thrown, twice each');
+    assert.equal(server.stats().payloads, 0, 'every answer\'s handle released');
+  } finally { server.destroy(); port1.close(); }
 });
