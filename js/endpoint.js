@@ -13,7 +13,7 @@
 // The serving side (handlers and their answers) is serving.js.
 import * as A from '../dist/weft_abi.js';
 import { abortError, batch, methodName, queuedParams, sendBatch } from './batch.js';
-import { ErrorCode, RPCError } from './errors.js';
+import { ErrorCode, RPCError, answerError } from './errors.js';
 import { X, desc, lastError, put, status } from './heap.js';
 import { forget, hosts, ready, whenLoaded } from './module.js';
 import { postRequest, sendFailed } from './outgoing.js';
@@ -347,7 +347,7 @@ export class Endpoint {
   _settleError(token, code, message, data) {
     const rec = this._finish(token);
     if (!rec) return;
-    const err = new RPCError(code, message, data);
+    const err = answerError(code, message, data);
     if (this.due) ownTimeouts.add(err);
     if (rec.metrics) err.metrics = rec.metrics;  // an error answer's own metrics
     if (rec.signal?.aborted && code === ErrorCode.RequestCancelled) err.cause = rec.signal.reason;

@@ -89,7 +89,11 @@ export interface ResponseMetrics {
   response_size: number;
 }
 
-/** A JSON-RPC error: `code`, `message` and optional `data`, as on the wire. */
+/**
+ * A JSON-RPC error: `code`, `message` and optional `data`, as on the wire.
+ * One a call rejects with has no stack frames (`stack` is
+ * `RPCError: <message>`): they would be weft's own, never the caller's.
+ */
 export declare class RPCError extends Error {
   name: 'RPCError';
   code: number;

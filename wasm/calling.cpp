@@ -1,6 +1,6 @@
 // The exports of the calling side: what js/ calls to make calls, batches
-// and notifications, to cancel a call, and to hand over the result that
-// settles one (weft_result). As in exports.cpp, each reads its arguments
+// and notifications, to cancel a call, and to hand over the answer that
+// settles one (weft_result, weft_failure). As in exports.cpp, each reads its arguments
 // (abi.h), calls the core and leaves results in the status array; nothing
 // here decides protocol questions.
 #include <emscripten.h>
@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "abi.h"
@@ -141,6 +143,27 @@ EMSCRIPTEN_KEEPALIVE int weft_result(int h, double id) {
   const int token = x->peer->take_result(static_cast<std::int64_t>(id));
   if (token >= 0) x->undecodable_run = 0;  // a message read, as weft_receive counts
   return token;
+}
+
+// An error answer, as a tuple [3n, id, code, message, data?] (docs/
+// protocol.md, "Tuples") or an object {"jsonrpc": "2.0", "error": {"code",
+// "message", "data"?}, "id"} without method, result or metrics (js/
+// short.js): `code` a finite number, the message in the input buffer [0,
+// mlen), data the inbound handle `pa` (PAY_NONE: none). judge() finds such
+// a message a Failure when its code is a 32-bit integer (error_code_from,
+// weft/error.h), so it is received as that Response: the core settles the
+// call, or reports an answer to none. 1 when received; 0, nothing done, for
+// an id that is not a safe integer or is -0 (wire.js describes it by its
+// lexeme) or a code the rule refuses: JS describes the message, as any.
+EMSCRIPTEN_KEEPALIVE int weft_failure(int h, double id, double code, std::size_t mlen, double pa) {
+  Host* x = host(h);
+  const std::optional<int> c = error_code_from(code);
+  if (!x || !exact_int_id(id) || !c) return 0;
+  x->undecodable_run = 0;
+  Error e(*c, std::string(input().data(), mlen));
+  if (pa >= 0) e.data = value_marker(pa);
+  x->peer->receive(Item(Response{Id::integer(static_cast<std::int64_t>(id)), std::move(e)}));
+  return 1;
 }
 
 // Gives up on outgoing call `id`: it settles now with -32800 and the other

@@ -11,7 +11,7 @@
 // peers: 'raw (JSON-RPC objects)' (no library) and 'wasm floor' (the least a
 // core behind marshalling does, wasm-floor.mjs).
 //   node bench/node/server-cost.mjs [weft,json-rpc-2.0,...] [--shape object|tuple|notification] [--runs 5] [--n 200000]
-//        [--cold 6]
+//        [--cold 6] [--side client [--answer error]]
 // --cold F: each request is timed alone (its answer awaited), after F
 // generated functions of 3,000 branches each have run once: code enough that
 // the caches no longer hold the server's, as after a browser's own work
@@ -26,7 +26,9 @@
 // objects; with --shape tuple, weft's tuples after that server's
 // announcement, as between two weft endpoints with default options), timed
 // one at a time until its promise resolves: the client's share of a round
-// trip. Clients: weft, json-rpc-2.0.
+// trip. Clients: weft, json-rpc-2.0. --answer error: the stand-in answers
+// each call with the error {"code": 5, "message": "five"} (as a tuple
+// [3n, id, 5, "five"] with --shape tuple), and the call must reject with it.
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) for weft.
 import { connect, serve } from './contenders.mjs';
 
@@ -39,6 +41,9 @@ const shape = opt('--shape', 'object');
 const side = opt('--side', 'server');
 const runs = Number(opt('--runs', '5'));
 const cold = Number(opt('--cold', '0'));
+const answerKind = opt('--answer', 'result');
+if (answerKind !== 'result' && answerKind !== 'error') throw new Error(`--answer ${answerKind}: result or error`);
+const failing = answerKind === 'error';
 const N = Number(opt('--n', cold ? '4000' : '200000'));
 const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
 const SIDES = { server: ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)', 'wasm floor'], client: ['weft', 'json-rpc-2.0'] };
@@ -47,6 +52,7 @@ for (const lib of libs) if (!SIDES[side].includes(lib)) throw new Error(`${lib}:
 if (!['object', 'tuple', 'notification'].includes(shape)) throw new Error(`--shape ${shape}: object, tuple or notification`);
 const noted = shape === 'notification';
 if (noted && (cold || side !== 'server')) throw new Error('--shape notification: a server, without --cold');
+if (failing && side !== 'client') throw new Error('--answer error: with --side client');
 
 const request = shape === 'tuple'
   ? (id) => [0n, id, 'add', { a: 1, b: 2 }]
@@ -97,11 +103,13 @@ async function alone(n, before, f) {
 
 // The stand-in server of --side client: each request it is posted (alone,
 // in a weft pack frame, or as a tuple) answered from a microtask.
-const T_REQUEST = 0n, T_RESULT = 2n;
+const T_REQUEST = 0n, T_RESULT = 2n, T_ERROR = 3n;
 function answerer(deliver) {
   const answer = (m) => {
-    if (Array.isArray(m) && m[0] === T_REQUEST) return [T_RESULT, m[1], 3];
-    if (m?.method === 'add' && m.id !== undefined) return { jsonrpc: '2.0', result: 3, id: m.id };
+    if (Array.isArray(m) && m[0] === T_REQUEST) return failing ? [T_ERROR, m[1], 5, 'five'] : [T_RESULT, m[1], 3];
+    if (m?.method === 'add' && m.id !== undefined) {
+      return failing ? { jsonrpc: '2.0', error: { code: 5, message: 'five' }, id: m.id } : { jsonrpc: '2.0', result: 3, id: m.id };
+    }
     return undefined;  // weft's announcement, a notification
   };
   return (m) => {
@@ -127,10 +135,15 @@ async function measureClient(lib) {
   // A weft server's announcement (js/pack.js): the client packs and sends tuples.
   if (shape === 'tuple') listener({ data: { jsonrpc: '2.0', method: '$/weft/pack', params: { tuples: 1 } } });
   let calls = 0;
-  const call = async () => {
-    if ((await c.small()) !== 3) throw new Error(`${lib}: a wrong answer`);
-    calls++;
-  };
+  const call = failing
+    ? () => c.small().then(() => { throw new Error(`${lib}: resolved`); }, (e) => {
+      if (e.code !== 5) throw new Error(`${lib}: a wrong error`);
+      calls++;
+    })
+    : async () => {
+      if ((await c.small()) !== 3) throw new Error(`${lib}: a wrong answer`);
+      calls++;
+    };
   const runAlone = (n, before) => alone(n, before, call);
   let r;
   if (cold) {
@@ -193,5 +206,5 @@ const fmt = (v) => Math.min(...v).toFixed(3);
 for (const lib of libs) {
   const { us, hot } = await measure(lib);
   const also = hot.length ? `, ${fmt(hot)} with no code between requests` : '';
-  console.log(`${lib.padEnd(24)} ${side} ${shape}: ${fmt(us)} µs per ${noted ? 'notification' : 'request'}${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
+  console.log(`${lib.padEnd(24)} ${side} ${shape}${failing ? ', error answers' : ''}: ${fmt(us)} µs per ${noted ? 'notification' : 'request'}${cold ? ` after ${cold} evicting functions` : ''}${also} (runs: ${us.map((u) => u.toFixed(3)).join(' ')})`);
 }

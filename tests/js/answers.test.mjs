@@ -3,11 +3,12 @@
 // a malformed answer fails its call at once and is never answered (§5); a
 // batch of notifications from a server goes out; a batch longer than twice
 // this side's maxBatch is refused before it is sent; a streamed chunk in the JSON
-// codec's form of binary data is measured as the bytes it stands for.
+// codec's form of binary data is measured as the bytes it stands for; an
+// error answer rejects its call with an RPCError that has no stack frames.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ErrorCode, JSONRPCClient, JSONRPCServer, Peer, portTransport, ready } from '../../js/index.js';
+import { ErrorCode, JSONRPCClient, JSONRPCServer, Peer, RPCError, portTransport, ready } from '../../js/index.js';
 import { chunkSize } from '../../js/size.js';
 
 const T = { timeout: 15000 };
@@ -98,4 +99,28 @@ test('a chunk in the JSON codec\'s form of binary data counts as its bytes (max_
   assert.ok(chunkSize({ bytes: [256], subtype: null }) > 1);
   assert.ok(chunkSize({ bytes, subtype: null, more: 1 }) > 1000 * 9);
   assert.ok(chunkSize({ bytes, subtype: 'x' }) > 1000 * 9);
+});
+
+test('an error answer, a timeout and a cancel reject with an RPCError without frames, and Error.stackTraceLimit is left as it was', T, async () => {
+  await ready;
+  const { client, close } = answeredBy((id) => ({ jsonrpc: '2.0', error: { code: 7, message: 'seven', data: [7] }, id }));
+  const before = Error.stackTraceLimit;
+  try {
+    const frameless = (code, message) => (e) => {
+      assert.ok(e instanceof RPCError && e instanceof Error);
+      assert.equal(Object.prototype.toString.call(e), '[object Error]', 'a real Error, as structured clone and inspect see it');
+      assert.equal(e.code, code);
+      assert.match(e.message, message);
+      assert.equal(e.stack, `RPCError: ${e.message}`, 'no frames: they would be weft\'s receive path');
+      return true;
+    };
+    await assert.rejects(client.request('up', []), frameless(7, /^seven$/));
+    await assert.rejects(client.request('down', [], { timeout: 1 }), frameless(ErrorCode.Timeout, /^Request timed out/));
+    const ac = new AbortController();
+    const call = client.request('down', [], { signal: ac.signal });
+    ac.abort();
+    await assert.rejects(call, frameless(ErrorCode.RequestCancelled, /^Request cancelled/));
+    assert.equal(Error.stackTraceLimit, before);
+    assert.match(new RPCError(1, 'made by the caller').stack, /\n\s+at /, 'an RPCError made in user code has its stack');
+  } finally { close(); }
 });

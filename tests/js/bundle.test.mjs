@@ -115,16 +115,16 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (the glue, 27 files: 39,274 gzipped as one and 48,657 file by file;
-// weft.wasm 140,210; weft_module.js 6,699; weft_abi.js 1,178), so that
+// (the glue, 27 files: 39,920 gzipped as one and 49,469 file by file;
+// weft.wasm 140,716; weft_module.js 6,720; weft_abi.js 1,178), so that
 // growing past one is a decision: raise it in a commit whose message gives
 // the reason. The glue ships unminified, so its comments count. Splitting a
 // file costs both: its own header comment and imports as one, and a gzip
 // header and dictionary per file file by file.
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 39350,
-  'JS glue, js/**/*.js gzipped file by file': 48750,
-  'dist/weft.wasm': 140300,
+  'JS glue, js/**/*.js gzipped as one': 40000,
+  'JS glue, js/**/*.js gzipped file by file': 49550,
+  'dist/weft.wasm': 140800,
   'dist/weft_module.js': 7000,
   'dist/weft_abi.js': 1200,
 };

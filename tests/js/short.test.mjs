@@ -1,5 +1,5 @@
-// The short ways into the core (js/short.js): a request, a notification or
-// a result, as a tuple or as a plain JSON-RPC object, reaches the core
+// The short ways into the core (js/short.js): a request, a notification, a
+// result or an error, as a tuple or as a plain JSON-RPC object, reaches the core
 // without a descriptor. A short way must never decide differently from the
 // description it skips: every message here is run twice through each role,
 // once as it comes and once with every short way declining (the glue then
@@ -77,23 +77,50 @@ const results = [
   [2n, 10, 'ten'], [2n, 10, 'again'], [2n, -0, 1], [2n, 11], { ...V, result: null, id: 11, extra: 1 },
 ];
 
+// Error answers for the calls 1..12, at the edges of weft_failure: codes
+// (32-bit or not, integral or not, other types), messages, error members
+// that are not objects, ids, "jsonrpc", and members an error does not have.
+const E = (code, message, more) => ({ code, message, ...more });
+const errors = [
+  { ...V, error: E(-32000, 'a', { data: { d: 1 } }), id: 1 }, { ...V, error: E(5, 'b'), id: 2 },
+  { ...V, error: E(5, 'b', { data: undefined }), id: 3 }, { ...V, error: E(5, 'b', { data: null }), id: 4 },
+  { ...V, error: E(2 ** 31, 'too big'), id: 5 }, { ...V, error: E(-(2 ** 31), 'least'), id: 5 },
+  { ...V, error: E(1.5, 'fraction'), id: 6 }, { ...V, error: E(NaN, 'nan'), id: 6 },
+  { ...V, error: E(Infinity, 'inf'), id: 6 }, { ...V, error: E('5', 'string code'), id: 6 },
+  { ...V, error: E(5n, 'bigint code'), id: 6 }, { ...V, error: E(5, 7), id: 6 }, { ...V, error: { code: 5 }, id: 6 },
+  { ...V, error: { message: 'm' }, id: 6 }, { ...V, error: null, id: 6 }, { ...V, error: [5, 'm'], id: 6 },
+  { ...V, error: 'e', id: 6 }, { ...V, error: E(5, ''), id: 6 },
+  { ...V, error: E(5, 'm'), id: -0 }, { ...V, error: E(5, 'm'), id: 7.5 }, { ...V, error: E(5, 'm'), id: '7' },
+  { ...V, error: E(5, 'm'), id: null }, { ...V, error: E(5, 'm') }, { ...V, error: E(5, 'm'), id: 99 },
+  { ...V, error: E(5, 'twice'), id: 1 }, { jsonrpc: '1.0', error: E(5, 'm'), id: 7 }, { error: E(5, 'm'), id: 7 },
+  { ...V, error: E(5, 'm'), metrics: { processing_time_us: 1 }, id: 7 },
+  { ...V, error: E(5, 'm', { extra: 1 }), params: [1], id: 8 }, { ...V, error: E(-0, 'zero'), id: 9 },
+  { ...V, error: E(5, 'm'), result: undefined, id: 9 }, { ...V, error: E(5, 'm'), method: 'x', id: 9 },
+  [3n, 10, 7, 'seven'], [3n, 11, 7, 'seven', [7]], [3n, 12, 7, 'seven', undefined], [3n, 10, 7, 'again'],
+  [3n, 12.5, 7, 'x'], [3n, -0, 7, 'x'], [3n, 11, 1.5, 'x'], [3n, 11, 7], [3n, 11, 7, 'x', 1, 2], [3n, '11', 7, 'x'],
+];
+
 // The short exports, as the module has them (its raw exports: Emscripten's
 // Module._weft_* are stubs that replace themselves on their first call);
 // `declining` stands in for both, taking nothing: the glue then describes
 // every message.
 await ready;
-const real = { _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result, _weft_notification: X.asm.weft_notification };
-const declining = { _weft_request: () => 0, _weft_result: () => -1, _weft_notification: () => 0 };
+const real = {
+  _weft_request: X.asm.weft_request, _weft_result: X.asm.weft_result,
+  _weft_notification: X.asm.weft_notification, _weft_failure: X.asm.weft_failure,
+};
+const declining = { _weft_request: () => 0, _weft_result: () => -1, _weft_notification: () => 0, _weft_failure: () => 0 };
 
 // What endpoint `Kind` makes of `messages` from a raw foreign peer: its
 // answers, diagnostics, what its handlers were given, its calls' outcomes,
 // its bookkeeping; and how many messages the short ways took.
 async function outcome(Kind, messages, short) {
-  const taken = { request: 0, result: 0, notification: 0 };
+  const taken = { request: 0, result: 0, notification: 0, failure: 0 };
   Object.assign(X, short ? {
     _weft_request: (...a) => { const r = real._weft_request(...a); taken.request += r === 1; return r; },
     _weft_result: (...a) => { const r = real._weft_result(...a); taken.result += r >= 0; return r; },
     _weft_notification: (...a) => { const r = real._weft_notification(...a); taken.notification += r === 1; return r; },
+    _weft_failure: (...a) => { const r = real._weft_failure(...a); taken.failure += r === 1; return r; },
   } : declining);
   const { port1, port2 } = new MessageChannel();
   const diags = [];
@@ -145,8 +172,8 @@ async function outcome(Kind, messages, short) {
 }
 
 const sets = [
-  ['requests', requests], ['notifications', notifications], ['results', results],
-  ['all', [...results, ...notifications, ...requests]],
+  ['requests', requests], ['notifications', notifications], ['results', results], ['errors', errors],
+  ['all', [...results, ...errors, ...notifications, ...requests]],
 ];
 for (const [name, messages] of sets) {
   test(`short ways: ${name} from a foreign peer are answered as their descriptions are, by every role`, T, async () => {
@@ -155,12 +182,13 @@ for (const [name, messages] of sets) {
       const short = await outcome(Kind, messages, true);
       const described = await outcome(Kind, messages, false);
       assert.deepEqual(short.outcome, described.outcome, Kind.name);
-      assert.deepEqual(described.taken, { request: 0, result: 0, notification: 0 });
+      assert.deepEqual(described.taken, { request: 0, result: 0, notification: 0, failure: 0 });
       // The test means something only if the short ways are taken.
       const has = (set) => name === set || name === 'all';
       if (Kind !== JSONRPCClient && has('requests')) assert.ok(short.taken.request >= 10, `${Kind.name}: ${short.taken.request} requests taken`);
       if (has('notifications')) assert.ok(short.taken.notification >= 15, `${Kind.name}: ${short.taken.notification} notifications taken`);
       if (Kind !== JSONRPCServer && has('results')) assert.ok(short.taken.result >= 4, `${Kind.name}: ${short.taken.result} results taken`);
+      if (has('errors')) assert.ok(short.taken.failure >= 12, `${Kind.name}: ${short.taken.failure} errors taken`);
     }
   });
 }
@@ -168,18 +196,30 @@ for (const [name, messages] of sets) {
 test('short ways: a json-rpc-2.0-shaped request and its result, as objects, take the short way', T, async () => {
   await ready;
   const server = await outcome(JSONRPCServer, [{ ...V, method: 'echo', params: { a: 1 }, id: 1 }], true);
-  assert.deepEqual(server.taken, { request: 1, result: 0, notification: 0 }, 'the request (the last one\'s id is a string)');
+  assert.deepEqual(server.taken, { request: 1, result: 0, notification: 0, failure: 0 }, 'the request (the last one\'s id is a string)');
   assert.deepEqual(server.outcome[0], [{ ...V, result: { a: 1 }, id: 1 }, { ...V, result: ['last'], id: 'last' }]);
   const client = await outcome(JSONRPCClient, Array.from({ length: CALLS }, (_, i) => ({ ...V, result: i, id: i + 1 })), true);
-  assert.deepEqual(client.taken, { request: 0, result: CALLS, notification: 0 });
+  assert.deepEqual(client.taken, { request: 0, result: CALLS, notification: 0, failure: 0 });
   assert.deepEqual(client.outcome[3], Array.from({ length: CALLS }, (_, i) => ['ok', i]));
+  assert.deepEqual(client.outcome[4], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
+});
+
+test('short ways: a json-rpc-2.0-shaped error answer, as an object or a tuple, takes the short way and rejects its call with it', T, async () => {
+  await ready;
+  const answers = Array.from({ length: CALLS }, (_, i) => (i % 2
+    ? [3n, i + 1, -32000 - i, `m${i}`, { i }]
+    : { ...V, error: i % 4 ? { code: -32000 - i, message: `m${i}` } : { code: -32000 - i, message: `m${i}`, data: [i] }, id: i + 1 }));
+  const client = await outcome(JSONRPCClient, answers, true);
+  assert.deepEqual(client.taken, { request: 0, result: 0, notification: 0, failure: CALLS });
+  assert.deepEqual(client.outcome[3], Array.from({ length: CALLS }, (_, i) =>
+    ['err', -32000 - i, `m${i}`, i % 2 ? { i } : i % 4 ? undefined : [i]]));
   assert.deepEqual(client.outcome[4], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
 });
 
 test('short ways: a json-rpc-2.0-shaped notification, as an object, takes the short way to its sink', T, async () => {
   await ready;
   const server = await outcome(JSONRPCServer, [{ ...V, method: 'note', params: { a: 1 } }, { ...V, method: 'note' }], true);
-  assert.deepEqual(server.taken, { request: 0, result: 0, notification: 2 });
+  assert.deepEqual(server.taken, { request: 0, result: 0, notification: 2, failure: 0 });
   assert.deepEqual(server.outcome[2], [['note', { a: 1 }], ['note', undefined], ['echo', ['last']]]);
   assert.deepEqual(server.outcome[0], [{ ...V, result: ['last'], id: 'last' }], 'a notification is never answered (§4.1)');
 });
