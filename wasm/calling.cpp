@@ -1,8 +1,8 @@
 // The exports of the calling side: what js/ calls to make calls, batches
 // and notifications, to cancel a call, and to hand over the answer that
-// settles one (weft_result, weft_failure). As in exports.cpp, each reads its arguments
-// (abi.h), calls the core and leaves results in the status array; nothing
-// here decides protocol questions.
+// settles one (weft_result, weft_failure). As in exports.cpp, each reads
+// its arguments (abi.h), calls the core and leaves results in the status
+// array; nothing here decides protocol questions.
 #include <emscripten.h>
 
 #include <algorithm>
@@ -148,7 +148,7 @@ EMSCRIPTEN_KEEPALIVE int weft_result(int h, double id) {
 // An error answer, as a tuple [3n, id, code, message, data?] (docs/
 // protocol.md, "Tuples") or an object {"jsonrpc": "2.0", "error": {"code",
 // "message", "data"?}, "id"} without method, result or metrics (js/
-// short.js): `code` a finite number, the message in the input buffer [0,
+// short.js): `code` any JS number, the message in the input buffer [0,
 // mlen), data the inbound handle `pa` (PAY_NONE: none). judge() finds such
 // a message a Failure when its code is a 32-bit integer (error_code_from,
 // weft/error.h), so it is received as that Response: the core settles the

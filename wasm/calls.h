@@ -18,8 +18,9 @@ extern double g_status[weft::abi::STATUS_SIZE];
 Millis to_ms(double now);
 // Whether a JS number id is the integer a JSON codec would read from its
 // text: a safe integer, and not -0 (wire.js describes any other number id
-// by its lexeme). The short ways in (weft_request, weft_result) take only
-// these and decline the rest to weft_receive.
+// by its lexeme). The short ways in that take an id (weft_request,
+// weft_result, weft_failure) take only these and decline the rest to
+// weft_receive.
 bool exact_int_id(double id);
 // Stores the Peer's next deadline in the status array (-1: none) and returns it.
 double note_deadline(Host* x);
