@@ -2,8 +2,10 @@
 // an endpoint that is either a MessagePort (EventTarget: MessageChannel port,
 // worker parentPort) or a worker_threads Worker (EventEmitter).
 // Small call: add({a:1,b:2}) -> 3. Large call: echo of a 64 KiB string.
+// weft's and json-rpc-2.0's servers also have fail, which throws the
+// library's error with code 5, "five" (server-cost.mjs --answer error).
 import * as weft from '../../js/index.js';
-import { JSONRPCClient as JrClient, JSONRPCServer as JrServer } from 'json-rpc-2.0';
+import { JSONRPCClient as JrClient, JSONRPCErrorException, JSONRPCServer as JrServer } from 'json-rpc-2.0';
 import * as Comlink from 'comlink/dist/esm/comlink.mjs';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { createBirpc } from 'birpc';
@@ -66,12 +68,15 @@ export async function serve(lib, ep, inWorker = false) {
       const s = new weft.JSONRPCServer(inWorker ? weft.selfTransport(o) : weft.portTransport(ep, o));
       s.method('add', add);
       s.method('echo', ([s1]) => s1);
+      s.method('fail', () => { throw new weft.RPCError(5, 'five'); });
       return () => s.destroy();
     }
     case 'json-rpc-2.0': {
-      const s = new JrServer();
+      // Its default errorListener logs every error a method throws (fail).
+      const s = new JrServer({ errorListener: () => {} });
       s.addMethod('add', add);
       s.addMethod('echo', ([s1]) => s1);
+      s.addMethod('fail', () => { throw new JSONRPCErrorException('five', 5); });
       const off = onMsg(ep, (req) => { s.receive(req).then((r) => { if (r) ep.postMessage(r); }); });
       return () => off();
     }

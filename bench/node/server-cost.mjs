@@ -28,7 +28,9 @@
 // one at a time until its promise resolves: the client's share of a round
 // trip. Clients: weft, json-rpc-2.0. --answer error: the stand-in answers
 // each call with the error {"code": 5, "message": "five"} (as a tuple
-// [3n, id, 5, "five"] with --shape tuple), and the call must reject with it.
+// [3n, id, 5, "five"] with --shape tuple), and the call must reject with it;
+// on the server side (weft, json-rpc-2.0), each request is for "fail", whose
+// handler throws that error (contenders.mjs).
 // Needs dist/weft.wasm (bash scripts/build-wasm.sh) for weft.
 import { connect, serve } from './contenders.mjs';
 
@@ -52,12 +54,14 @@ for (const lib of libs) if (!SIDES[side].includes(lib)) throw new Error(`${lib}:
 if (!['object', 'tuple', 'notification'].includes(shape)) throw new Error(`--shape ${shape}: object, tuple or notification`);
 const noted = shape === 'notification';
 if (noted && (cold || side !== 'server')) throw new Error('--shape notification: a server, without --cold');
-if (failing && side !== 'client') throw new Error('--answer error: with --side client');
+if (failing && side === 'server' && (cold || libs.some((l) => l !== 'weft' && l !== 'json-rpc-2.0')))
+  throw new Error('--answer error on the server side: weft or json-rpc-2.0, without --cold');
 
+const served = failing ? 'fail' : 'add';
 const request = shape === 'tuple'
-  ? (id) => [0n, id, 'add', { a: 1, b: 2 }]
-  : noted ? () => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 } })
-    : (id) => ({ jsonrpc: '2.0', method: 'add', params: { a: 1, b: 2 }, id });
+  ? (id) => [0n, id, served, { a: 1, b: 2 }]
+  : noted ? () => ({ jsonrpc: '2.0', method: served, params: { a: 1, b: 2 } })
+    : (id) => ({ jsonrpc: '2.0', method: served, params: { a: 1, b: 2 }, id });
 const turn = () => new Promise((r) => setImmediate(r));
 
 // The code for --cold: F functions of 3,000 branches on their own constants.
@@ -165,7 +169,7 @@ async function measure(lib) {
   let listener = null;
   const port = {
     // An answer to `add` (weft also posts its announcement, docs/protocol.md).
-    postMessage(m) { if (m?.result === 3) answers++; },
+    postMessage(m) { if (failing ? m?.error?.code === 5 || (Array.isArray(m) && m[2] === 5) : m?.result === 3) answers++; },
     addEventListener(type, l) { if (type === 'message') listener = l; },
     removeEventListener() {},
     start() {},
