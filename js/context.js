@@ -57,7 +57,7 @@ export class ServeContext {
   constructor(ep, method, token) {
     this.ep = ep;
     this.method = method;
-    this._token = token;  // < 0: lazy (TOKEN_LAZY - the dispatch's depth), see token
+    this._token = token;  // TOKEN_HELD, or lazy (TOKEN_LAZY - the dispatch's depth): see token
     this._ac = null;
     this._cancelled = false;
     this._sink = null;
@@ -73,12 +73,14 @@ export class ServeContext {
     }
     return this._ac.signal;
   }
-  // The request's token: taken from the core on first use (weft_defer), so
-  // that a handler answering with a plain value never needs one (serving.js
-  // dispatch). -1 once the dispatch has returned without taking it.
+  // The request's token: taken from the core on first use (weft_defer, or
+  // weft_defer_held for a queued handler's), so that a handler answering
+  // with a plain value never needs one (serving.js dispatch). -1 once the
+  // handler has answered without taking it.
   get token() {
     const t = this._token;
     if (t >= 0 || t === -1) return t;
+    if (t === A.TOKEN_HELD) return (this._token = X._weft_defer_held(this.ep.h));
     return (this._token = X._weft_defer(this.ep.h, A.TOKEN_LAZY - t));
   }
   get sink() { return (this._sink ??= new Sink(this)); }
@@ -94,6 +96,9 @@ export class ServeContext {
   // chunks are queued in the core, ahead of the answer).
   _done() {
     this.done = true;
+    // A token not taken is no longer this request's to take: the core's
+    // hold or dispatch depth may be another request's by now.
+    if (this._token < -1) this._token = -1;
     if (this._token >= 0 && this.ep.writers[this._token] === this) {
       this.ep.writers[this.token] = undefined;
       this._writable();

@@ -19,7 +19,7 @@ import { forget, hosts, ready, whenLoaded } from './module.js';
 import { postRequest, sendFailed } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { ownTimeouts, requestWithRetry } from './retry.js';
-import { register } from './serving.js';
+import { register, runQueued } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
 import { takeShort } from './short.js';
@@ -175,6 +175,7 @@ export class Endpoint {
           describe(base, data, 0);
         }
         X._weft_receive(this.h, n, single ? 0 : 1);
+        runQueued(this);
       }
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));

@@ -7,7 +7,8 @@
 import * as A from '../dist/weft_abi.js';
 import { ServeContext } from './context.js';
 import { RPCError } from './errors.js';
-import { X, lastError, put } from './heap.js';
+import { X, lastError, put, status } from './heap.js';
+import { value } from './wire.js';
 
 /**
  * Declares handler `name` to the core (flags 1: a notification sink).
@@ -28,10 +29,13 @@ export function register(ep, name, handler, flags, spec) {
 
 // Runs handler `fn`; returns the answer's payload handle, DISPATCH_LATER
 // (a promise: answered through reply) or DISPATCH_DONE. `token` is
-// TOKEN_NOTIFICATION, or a lazy token (TOKEN_LAZY - depth): the request's
-// token is only taken (ctx.token, weft_defer) when the answer cannot be
-// given now — a promise, a throw, or the context's sink, progress or state
-// used — so a handler that returns a value costs the core no serving slot.
+// TOKEN_NOTIFICATION; TOKEN_HELD (runQueued), answered here through
+// weft_reply* (DISPATCH_DONE) unless the answer comes later; or a lazy
+// token (TOKEN_LAZY - depth, a batch's handler the core runs). The
+// request's token is only taken (ctx.token: weft_defer, weft_defer_held)
+// when the answer cannot be given now — a promise, or the context's sink,
+// progress or state used — so a handler that returns a value costs the core
+// no serving slot.
 export function dispatch(ep, fn, token, params) {
   const entry = ep.handlers[fn];
   if (token === A.TOKEN_NOTIFICATION) {  // a notification: never answered (§4.1)
@@ -50,7 +54,7 @@ export function dispatch(ep, fn, token, params) {
     // A thenable as `await` takes it: `then` read once; a throw is the handler's.
     if (r !== null && typeof r === 'object') then = r.then;
   } catch (e) {
-    const t = ctx.token;
+    const t = token === A.TOKEN_HELD ? ctx._token : ctx.token;
     ctx._done();
     replyError(ep, t, e);
     return A.DISPATCH_DONE;
@@ -73,22 +77,39 @@ export function dispatch(ep, fn, token, params) {
     else try { then.call(r, ok, fail); } catch (e) { Promise.reject(e).catch(fail); }  // not a promise after all
     return A.DISPATCH_LATER;
   }
+  const t = ctx._token;  // TOKEN_HELD still, unless the context took the token
   ctx._done();
-  return ep.out.hold(r === undefined ? null : r);
+  if (token !== A.TOKEN_HELD) return ep.out.hold(r === undefined ? null : r);
+  if (ep.h) X._weft_reply(ep.h, t, ep.out.hold(r === undefined ? null : r));
+  return A.DISPATCH_DONE;
 }
 
 const promiseThen = Promise.prototype.then;
 
+/**
+ * Runs the handler the core left for endpoint `ep` when the export that
+ * received a message alone returned (STATUS_QUEUED_*, wasm/queued.cpp), if
+ * it left one: here no frame of the module is under the handler. A
+ * method's answer is the one the core holds (TOKEN_HELD), given through
+ * weft_reply*.
+ */
+export function runQueued(ep) {
+  const fn = status(A.STATUS_QUEUED_FN);
+  if (fn < 0) return;
+  const token = status(A.STATUS_QUEUED_TOKEN);
+  dispatch(ep, fn, token, value(ep.out, status(A.STATUS_QUEUED_SLOT), status(A.STATUS_QUEUED_TEXT_P), status(A.STATUS_QUEUED_TEXT_N)));
+}
+
 // The answer's payload handle goes to the core, which sends or discards it.
 function reply(ep, token, v) {
-  ep.serving[token] = undefined;
+  ep.serving[token] = undefined;  // a token >= 0: a promise's answer
   if (ep.h) X._weft_reply(ep.h, token, ep.out.hold(v === undefined ? null : v));
 }
 
 // An RPCError's code, message and data; for anything else the core
 // answers -32603 with the error's message (error_code_from, weft/error.h).
 function replyError(ep, token, e) {
-  ep.serving[token] = undefined;
+  if (token >= 0) ep.serving[token] = undefined;
   if (!ep.h) return;
   const rpc = e instanceof RPCError;
   const code = rpc && typeof e.code === 'number' ? e.code : NaN;

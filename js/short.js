@@ -25,6 +25,7 @@
 import * as A from '../dist/weft_abi.js';
 import { X, put } from './heap.js';
 import { pushInbound } from './payloads.js';
+import { runQueued } from './serving.js';
 import { T_ERROR, T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
 
 const { PAY_NONE, VALUE_ABSENT, VALUE_ARRAY, VALUE_OBJECT } = A;
@@ -97,5 +98,7 @@ function serve(ep, id, method, p) {
     a = pushInbound(p);
   }
   const m = put(method);
-  return (id === undefined ? X._weft_notification(ep.h, m, kind, a) : X._weft_request(ep.h, id, m, kind, a)) === 1;
+  if ((id === undefined ? X._weft_notification(ep.h, m, kind, a) : X._weft_request(ep.h, id, m, kind, a)) !== 1) return false;
+  runQueued(ep);
+  return true;
 }

@@ -147,14 +147,17 @@
   X(PAY_INBOUND_BASE, 4503599627370496) /* 2^52 */
 
 // What a JS method handler returns to js_dispatch, and the tokens it gets:
-// a notification's, or a request's lazy token TOKEN_LAZY - depth (depth: of
-// the dispatch among those running), which weft_defer turns into the
-// request's token when the answer cannot be given at once.
+// a notification's; TOKEN_HELD, a queued handler's whose answer the core
+// holds (Deferral::hold: weft_reply* answer it, weft_defer_held makes it a
+// token); or a request's lazy token TOKEN_LAZY - depth (depth: of the
+// dispatch among those running), which weft_defer turns into the request's
+// token when the answer cannot be given at once.
 #define WEFT_ABI_DISPATCH(X) \
   X(DISPATCH_LATER, -1)  /* answered later through weft_reply* */ \
   X(DISPATCH_DONE, -2)   /* answered already (an error), or a notification */ \
   X(TOKEN_NOTIFICATION, -1) \
-  X(TOKEN_LAZY, -2)
+  X(TOKEN_HELD, -2) \
+  X(TOKEN_LAZY, -3)
 
 // Per-call timeout argument of weft_call / weft_batch.
 #define WEFT_ABI_TIMEOUT(X) \
@@ -188,12 +191,23 @@
 // export that may move it. ERROR_LENGTH: the length of weft_error()'s text.
 // POST_REQUEST: after weft_call, 1 when the call's request is the caller's
 // to post (PeerOptions::send_request ran: the core sends it now, as the
-// caller gave it), 0 when nothing is to be posted.
+// caller gave it), 0 when nothing is to be posted. QUEUED_*: after
+// weft_request, weft_notification and weft_receive, the handler the core
+// dispatched for a message received alone, which JS runs now that the
+// export has returned (wasm/queued.cpp): FN the handler (-1: none), TOKEN
+// TOKEN_HELD (a method's) or TOKEN_NOTIFICATION (a notification's), SLOT, TEXT_P
+// and TEXT_N its params as js_dispatch gives them (the text is kept until
+// the next such export).
 #define WEFT_ABI_STATUS(X) \
   X(STATUS_DEADLINE, 0)     \
   X(STATUS_ERROR_LENGTH, 1) \
   X(STATUS_POST_REQUEST, 2) \
-  X(STATUS_SIZE, 3)
+  X(STATUS_QUEUED_FN, 3)    \
+  X(STATUS_QUEUED_TOKEN, 4) \
+  X(STATUS_QUEUED_SLOT, 5)  \
+  X(STATUS_QUEUED_TEXT_P, 6) \
+  X(STATUS_QUEUED_TEXT_N, 7) \
+  X(STATUS_SIZE, 8)
 
 // weft::Role (peer.h), by value.
 #define WEFT_ABI_ROLES(X) \

@@ -188,20 +188,23 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
           Host* x = host(h);
           if (!x) return;
           const double slot = params.is_null() ? abi::kPAY_NONE : x->payload(params);
-          js_dispatch_call(h, fn, abi::TOKEN_NOTIFICATION, slot, x->tmp);
+          if (!queue_dispatch(*x, fn, slot, nullptr)) js_dispatch_call(h, fn, abi::TOKEN_NOTIFICATION, slot, x->tmp);
         },
         std::move(spec));
     return 1;
   }
-  // Answered now when the JS handler returns a value; its Reply is taken
-  // only when JS asks for the token (weft_defer): a promise, a throw, the
-  // context's sink, progress or state.
+  // A message received alone: its handler runs once the export has
+  // returned (queued.cpp). Otherwise (a batch) it runs now, answered now
+  // when it returns a value; its Reply is taken only when JS asks for the
+  // token (weft_defer): a promise, a throw, the context's sink, progress
+  // or state.
   x->peer->method(
       std::move(name),
       DeferrableHandler([h, fn](json& params, Deferral& later, const CallInfo&) -> std::optional<Result<json>> {
         Host* x = host(h);
         if (!x) return std::nullopt;
         const double slot = params.is_null() ? abi::kPAY_NONE : x->take_payload(params);
+        if (queue_dispatch(*x, fn, slot, &later)) return std::nullopt;
         const std::size_t depth = x->later.size();
         x->later.emplace_back(&later, -1);
         // >= 0: answered now with that payload handle; LATER: by token; DONE.
@@ -220,19 +223,26 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
           return std::nullopt;
         }
         if (r >= 0) x->take(token).ok(value_marker(r));
-        else if (r == static_cast<double>(abi::DISPATCH_LATER))
-          x->replies[token].on_cancel([h, token] {
-            js_cancelled_call(h, token);
-            // The core answers the request (-32800) and keeps nothing of it:
-            // its token is freed for the next request now, not when (if ever)
-            // the handler settles; JS has let go of it (serving.js
-            // requestCancelled), and the Reply goes quietly (Reply::release).
-            if (Host* x = host(h); x && x->has(token)) x->take(token);
-          });
+        else if (r == static_cast<double>(abi::DISPATCH_LATER)) watch_cancel(h, token);
         return std::nullopt;
       }),
       std::move(spec));
   return 1;
+}
+
+// The token of the request whose answer the core holds for a queued
+// handler (TOKEN_HELD), which answers later (a promise) or needs it (its
+// context's sink, progress or state): taken from the core's hold
+// (Peer::defer_held), a cancel then told to JS as for any request served
+// later. -1 when none is held.
+EMSCRIPTEN_KEEPALIVE int weft_defer_held(int h) {
+  Host* x = host(h);
+  if (!x) return -1;
+  Reply r = x->peer->defer_held();
+  if (r.done()) return -1;
+  const int token = x->store(std::move(r));
+  watch_cancel(h, token);
+  return token;
 }
 
 // The token of the request whose handler runs at dispatch depth `depth`
@@ -251,11 +261,19 @@ EMSCRIPTEN_KEEPALIVE int weft_remove(int h, std::size_t nlen) {
   return x && x->peer->remove(std::string(input().data(), nlen)) ? 1 : 0;
 }
 
-// Answers request `token` with payload `handle`. 0 when the token is no
-// longer answerable: the handle stays JS's.
+// Answers request `token` (TOKEN_HELD: the one whose answer the core holds
+// for a queued handler, Peer::answer_held) with payload `handle`. 0 when
+// the token is no longer answerable: the handle stays JS's.
 EMSCRIPTEN_KEEPALIVE int weft_reply(int h, int token, double handle) {
   Host* x = host(h);
   if (!x) return 0;
+  if (token == abi::TOKEN_HELD) {
+    Result<json> answer(value_marker(handle));
+    if (x->peer->answer_held(std::move(answer))) return 1;
+    std::optional<json> v(std::move(answer.value()));
+    give_back(h, v);
+    return 0;
+  }
   if (!x->has(token)) {
     std::optional<json> v = value_marker(handle);
     give_back(h, v);
@@ -271,19 +289,26 @@ EMSCRIPTEN_KEEPALIVE int weft_reply(int h, int token, double handle) {
 EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::size_t mlen, double handle) {
   Host* x = host(h);
   if (!x) return 0;
-  if (!x->has(token)) {
+  const bool held = token == abi::TOKEN_HELD;
+  if (!held && !x->has(token)) {
     if (handle >= 0) {
       std::optional<json> v = value_marker(handle);
       give_back(h, v);
     }
     return 0;
   }
-  Reply r = x->take(token);
   std::string message(input().data(), mlen);
   const std::optional<int> c = error_code_from(code);
   Error e(c.value_or(code::kInternalError), c || !message.empty() ? std::move(message) : "Internal error");
   if (handle >= 0) e.data = value_marker(handle);
-  r.error(std::move(e));
+  if (held) {
+    Result<json> answer(std::move(e));
+    if (x->peer->answer_held(std::move(answer))) return 1;
+    std::optional<json> d = answer.error().data;  // not sent: its handle goes back
+    give_back(h, d);
+    return 0;
+  }
+  x->take(token).error(std::move(e));
   return 1;
 }
 
@@ -301,9 +326,11 @@ EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double
   Host* x = host(h);
   if (!x || !exact_int_id(id)) return 0;
   x->undecodable_run = 0;
+  const bool alone = begin_alone(*x);
   x->peer->receive(Item(std::in_place_type<Request>,
                         Request{Id::integer(static_cast<std::int64_t>(id)), std::string(input().data(), mlen),
                                 params_of(pkind, pa)}));
+  end_alone(h, alone);
   return 1;
 }
 
@@ -317,8 +344,10 @@ EMSCRIPTEN_KEEPALIVE int weft_notification(int h, std::size_t mlen, double pkind
   Host* x = host(h);
   if (!x) return 0;
   x->undecodable_run = 0;
+  const bool alone = begin_alone(*x);
   x->peer->receive(Item(std::in_place_type<Notification>,
                         Notification{std::string(input().data(), mlen), params_of(pkind, pa)}));
+  end_alone(h, alone);
   return 1;
 }
 
@@ -326,10 +355,13 @@ EMSCRIPTEN_KEEPALIVE int weft_notification(int h, std::size_t mlen, double pkind
 // `batch`, §6). Returns the next deadline (-1: none).
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Host* x = host(h);
+  g_status[abi::STATUS_QUEUED_FN] = -1;
   if (!x) return -1;
   x->undecodable_run = 0;
   if (count == 1 && !batch) {  // one message: no vector of items at all
+    const bool alone = begin_alone(*x);
     x->peer->receive(read_descriptor(descriptors(abi::D_SIZE), input().data()));
+    end_alone(h, alone);
     if (!(x = host(h))) return -1;
     return note_deadline(x);
   }
@@ -356,6 +388,7 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
     kept.items.clear();
     busy = false;
   }
+  g_status[abi::STATUS_QUEUED_FN] = -1;  // a batch's handlers ran (and a nested receive's was taken)
   if (!(x = host(h))) return -1;
   return note_deadline(x);
 }

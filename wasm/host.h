@@ -34,6 +34,18 @@ struct Host {
   // the request (abi.h STATUS_POST_REQUEST).
   bool calling = false;
   bool post_request = false;
+  // The export receiving now takes one message alone (not a batch): the
+  // handler the core dispatches for it is left in `queued` for JS to run
+  // once the export has returned (queued.cpp), so that what the handler
+  // does (an Error's stack above all) has none of the module's frames
+  // under it. fn < 0: none queued.
+  bool off_stack = false;
+  struct Queued {
+    int fn = -1;
+    int token = 0;
+    double slot = 0;
+    std::string text;  // the params' JSON text when slot is PAY_TEXT
+  } queued;
 
   int store(Reply&& r);
   bool has(int token) const;
@@ -76,6 +88,23 @@ bool wants_metrics(const Host& x, int ask);
 void js_send_records(int h, Outgoing& o);
 void js_discard_records(int h, Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
+
+// -- handlers run off the module's stack (queued.cpp) -------------------------
+// An export about to receive one message alone: true when its dispatch may
+// be queued (none queued yet by an outer export still running).
+bool begin_alone(Host& x);
+// After that receive (`mine`: what begin_alone returned; `h` looked up
+// again): publishes the queued handler in the status array
+// (STATUS_QUEUED_*), or none.
+void end_alone(int h, bool mine);
+// Inside a handler the core dispatches (`later`: a method's, null for a
+// notification sink's): if the export leaves this dispatch to JS and the
+// core holds the answer (Deferral::hold), queues handler `fn` with params
+// `slot` (and `x.tmp`) and returns true; false: run it now.
+bool queue_dispatch(Host& x, int fn, double slot, Deferral* later);
+// The core answers request `token` (-32800) if it is cancelled; JS is told
+// first (js_cancelled_call) and the token freed.
+void watch_cancel(int h, int token);
 void js_cancelled_call(int h, int token);
 // A diagnostic of the binding's own (the Peer's go through PeerOptions).
 void js_report(int h, Diagnostic::Kind kind, const std::string& message);

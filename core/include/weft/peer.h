@@ -113,6 +113,16 @@ class Deferral {
   virtual Reply reply() = 0;
   // Whether reply() was called.
   virtual bool taken() const = 0;
+  // Leaves the answer to Peer::answer_held() or Peer::defer_held(), which
+  // the host calls once the receive has returned: a host that runs its
+  // handlers off its own stack (the WebAssembly binding, where an Error a
+  // JS handler makes would otherwise capture the module's frames). Only
+  // for a message received alone while no other answer is held: false
+  // otherwise (in a batch, whose answers are gathered as it is read, §6),
+  // and the handler answers now or takes its Reply, as if it had not asked.
+  // A held request is not in flight for $/cancelRequest, as one answered
+  // now is not; it answers as the handler's own answer would have.
+  virtual bool hold() = 0;
 
  protected:
   // Not deleted through this type: the Peer owns each one.
@@ -404,6 +414,14 @@ class Peer {
   // responses) nothing is done and -1 is returned: the host then passes the
   // message to receive(), which decides what follows, once.
   std::int32_t take_result(std::int64_t id);
+  // The answer of the request whose handler held it (Deferral::hold), as a
+  // DeferrableHandler would have returned it: sent, or for a notification
+  // dropped (a failure reported), exactly so. False when none is held
+  // (`answer` is then left as it was).
+  bool answer_held(Result<json>&& answer);
+  // The held request as one served asynchronously instead: its Reply, as
+  // Deferral::reply() would have given it (done when none is held).
+  Reply defer_held();
   // The transport or codec failed to produce a document (parse error, oversize
   // frame): answers an error response with id null, as §5 requires.
   void receive_error(const Error& e);

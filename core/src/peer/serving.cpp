@@ -194,18 +194,31 @@ namespace {
 // made only when it asks (PeerState::serve).
 class Later final : public Deferral {
  public:
-  Later(PeerState& s, const Id* id, std::uint64_t batch, std::size_t index, std::unique_ptr<StreamOut> out,
-        std::int64_t started_us)
-      : s_(s), id_(id), batch_(batch), index_(index), out_(std::move(out)), started_us_(started_us) {}
+  Later(PeerState& s, const std::string& method, const Id* id, std::uint64_t batch, std::size_t index,
+        std::unique_ptr<StreamOut> out, std::int64_t started_us)
+      : s_(s), method_(method), id_(id), batch_(batch), index_(index), out_(std::move(out)), started_us_(started_us) {}
   Reply reply() override {
     if (taken_) return Reply();
     taken_ = true;
     return s_.make_reply(s_.serve(id_, batch_, index_, std::move(out_), started_us_));
   }
   bool taken() const override { return taken_; }
+  bool hold() override {
+    if (taken_ || batch_ != 0 || s_.held.active) return false;
+    taken_ = true;
+    PeerState::Held& h = s_.held;
+    h.active = true;
+    h.request = id_ != nullptr;
+    if (id_) h.id = *id_;
+    else h.method = method_;
+    h.out = std::move(out_);
+    h.started_us = started_us_;
+    return true;
+  }
 
  private:
   PeerState& s_;
+  const std::string& method_;
   const Id* id_;
   std::uint64_t batch_;
   std::size_t index_;
@@ -356,11 +369,11 @@ void run_sync(const Call& c, const Registered& r, json& p) {
 void run_deferrable(const Call& c, const Registered& r, json& p, std::unique_ptr<StreamOut> out) {
   // Answered now unless the handler takes its Reply (DeferrableHandler).
   const CallInfo info{c.method, c.id};
-  Later later(c.s, c.id, c.batch, c.index, std::move(out), c.started_us);
+  Later later(c.s, c.method, c.id, c.batch, c.index, std::move(out), c.started_us);
   std::optional<Result<json>> now = answer_of([&] { return r.deferrable(p, later, info); });
   object_pool().recycle(p);  // its map and nodes serve the next message
   if (later.taken()) {
-    // The Reply answers; a value returned anyway is never sent.
+    // The Reply (or Peer::answer_held) answers; a value returned anyway is never sent.
     if (now && now->ok()) c.s.drop(Response{Id(), std::move(now->value())});
     return;
   }
@@ -418,6 +431,27 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 }
 
 }  // namespace detail
+
+// ---- A held answer (Deferral::hold) ---------------------------------------
+
+bool Peer::answer_held(Result<json>&& answer) {
+  detail::PeerState& s = *s_;
+  if (!s.held.active) return false;
+  detail::PeerState::Held h = std::move(s.held);
+  s.held.active = false;
+  // Answered as run_deferrable answers what a handler returns at once.
+  const detail::Call c{s, h.method, h.request ? &h.id : nullptr, 0, 0, h.started_us};
+  detail::answer_now(c, answer);
+  return true;
+}
+
+Reply Peer::defer_held() {
+  detail::PeerState& s = *s_;
+  if (!s.held.active) return Reply();
+  detail::PeerState::Held h = std::move(s.held);
+  s.held.active = false;
+  return s.make_reply(s.serve(h.request ? &h.id : nullptr, 0, 0, std::move(h.out), h.started_us));
+}
 
 // ---- Reply ------------------------------------------------------------------
 

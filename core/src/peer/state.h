@@ -164,6 +164,16 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // (taken out while in use: a send that re-enters the peer gets its own).
   Outgoing spare_out;
   std::size_t answering = 0;  // in-flight requests that will be answered (not notifications)
+  // The message whose handler held its answer (Deferral::hold) until
+  // Peer::answer_held or Peer::defer_held: what its dispatch knew of it.
+  struct Held {
+    bool active = false;
+    bool request = false;  // false: a notification to a method (§4.1: never answered)
+    Id id;
+    std::string method;    // a notification's, for its failure's diagnostic
+    std::unique_ptr<StreamOut> out;
+    std::int64_t started_us = -1;
+  } held;
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;
   bool closed = false;

@@ -1,0 +1,184 @@
+// Handlers off the module's stack (wasm/queued.cpp): the handler of a
+// message received alone runs once the module's export has returned, so
+// nothing of the module is under it; a batch's handlers run inside the
+// core, in the batch's order (§6). Either way every answer is the one the
+// native core gives (tests/js/differential.test.mjs); these cases pin what
+// the queue itself must keep: the stack, re-entry, cancellation, params
+// the core rebuilt, and an endpoint gone while its handler runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { JSONRPCServer, Peer, RPCError, heapUsed, portTransport, ready } from '../../js/index.js';
+
+const T = { timeout: 15000 };
+const MODULE_FRAME = /wasm-function|wasm:\/\//;
+
+// A server on port1 (handlers from `setup`); `send` posts to it from port2,
+// `next()` resolves with what it posts back next.
+function served(setup, options = {}) {
+  const { port1, port2 } = new MessageChannel();
+  const diags = [];
+  const server = new JSONRPCServer(portTransport(port1, { pack: false }), { onDiagnostic: (k, m) => diags.push([k, m]), ...options });
+  setup(server);
+  const inbox = [];
+  let wake = null;
+  port2.onmessage = ({ data }) => {
+    inbox.push(data);
+    wake?.();
+  };
+  const next = async () => {
+    while (!inbox.length) await new Promise((r) => { wake = r; });
+    wake = null;
+    return inbox.shift();
+  };
+  return { server, diags, send: (m) => port2.postMessage(m), next, close: () => { server.destroy(); port2.close(); } };
+}
+
+// The stack a handler sees, whole.
+function stackHere() {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = Infinity;
+  try { return new Error('here').stack; } finally { Error.stackTraceLimit = limit; }
+}
+
+test('a request received alone runs its handler with no frame of the module under it', T, async () => {
+  await ready;
+  let seen;
+  const s = served((srv) => srv.method('where', () => { seen = stackHere(); return 1; }));
+  try {
+    for (const m of [{ jsonrpc: '2.0', method: 'where', params: [], id: 1 },   // the short way
+      { jsonrpc: '2.0', method: 'where', params: [], id: 'two' }]) {           // described
+      s.send(m);
+      assert.deepEqual(await s.next(), { jsonrpc: '2.0', result: 1, id: m.id });
+      assert.doesNotMatch(seen, MODULE_FRAME, `handler stack for id ${m.id}:\n${seen}`);
+    }
+  } finally { s.close(); }
+});
+
+test('a notification received alone runs its handler with no frame of the module under it', T, async () => {
+  await ready;
+  let seen;
+  const s = served((srv) => {
+    srv.onNotify('note', () => { seen = stackHere(); });
+    srv.method('ping', () => 'pong');
+  });
+  try {
+    s.send({ jsonrpc: '2.0', method: 'note', params: [] });
+    s.send({ jsonrpc: '2.0', method: 'ping', id: 1 });
+    assert.deepEqual(await s.next(), { jsonrpc: '2.0', result: 'pong', id: 1 });
+    assert.doesNotMatch(seen, MODULE_FRAME);
+  } finally { s.close(); }
+});
+
+test('§6: a batch\'s handlers run in its order, and a cancel later in the batch finds the earlier request answered', T, async () => {
+  await ready;
+  const order = [];
+  const s = served((srv) => {
+    srv.method('a', () => { order.push('a'); return 'A'; });
+    srv.method('b', () => { order.push('b'); return 'B'; });
+  });
+  try {
+    s.send([{ jsonrpc: '2.0', method: 'a', id: 1 }, { jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 1 } },
+      { jsonrpc: '2.0', method: 'b', id: 2 }]);
+    assert.deepEqual(await s.next(), [{ jsonrpc: '2.0', result: 'A', id: 1 }, { jsonrpc: '2.0', result: 'B', id: 2 }]);
+    assert.deepEqual(order, ['a', 'b']);
+    assert.deepEqual(s.diags, []);
+  } finally { s.close(); }
+});
+
+test('a queued handler that throws an RPCError answers with its code, message and data, and its stack is the handler\'s own', T, async () => {
+  await ready;
+  let stack;
+  const s = served((srv) => srv.method('fail', () => {
+    const e = new RPCError(7, 'seven', [7]);
+    stack = e.stack;
+    throw e;
+  }));
+  try {
+    s.send({ jsonrpc: '2.0', method: 'fail', id: 1 });
+    assert.deepEqual(await s.next(), { jsonrpc: '2.0', error: { code: 7, message: 'seven', data: [7] }, id: 1 });
+    assert.match(stack, /^RPCError: seven\n\s+at /, 'user code keeps its stack');
+    assert.doesNotMatch(stack, MODULE_FRAME);
+  } finally { s.close(); }
+});
+
+test('a queued handler may call, notify and be called again before it answers; each answer is its own request\'s', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const a = new Peer(portTransport(port1));
+  const b = new Peer(portTransport(port2));
+  try {
+    a.method('outer', async ([n]) => {
+      a.notify('seen', [n]);
+      const inner = await a.request('inner', [n]);
+      return inner + 1;
+    });
+    const seen = [];
+    b.onNotify('seen', ([n]) => seen.push(n));
+    b.method('inner', ([n]) => n * 10);
+    const answers = await Promise.all([1, 2, 3].map((n) => b.request('outer', [n])));
+    assert.deepEqual(answers, [11, 21, 31]);
+    assert.deepEqual(seen, [1, 2, 3]);
+    assert.equal(a.stats().pending, 0);
+  } finally { a.destroy(); b.destroy(); }
+});
+
+test('$/cancelRequest for a queued handler\'s pending promise aborts its signal and answers -32800', T, async () => {
+  await ready;
+  let aborted = null;
+  let release;
+  const s = served((srv) => srv.method('slow', (_p, ctx) => {
+    ctx.signal.addEventListener('abort', () => { aborted = true; });
+    return new Promise((r) => { release = r; });
+  }));
+  try {
+    s.send({ jsonrpc: '2.0', method: 'slow', id: 1 });
+    while (!release) await new Promise((r) => setTimeout(r, 1));
+    s.send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 1 } });
+    const answer = await s.next();
+    assert.equal(answer.id, 1);
+    assert.equal(answer.error.code, -32800);
+    assert.equal(aborted, true);
+    release(5);  // too late: dropped, and said so
+    s.send({ jsonrpc: '2.0', method: 'slow', id: 2 });
+    s.send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 2 } });
+    assert.equal((await s.next()).id, 2, 'the late answer to 1 was not sent');
+    assert.ok(s.diags.some(([k]) => k === 'LateReply'));
+  } finally { s.close(); }
+});
+
+test('params the core rebuilt for a ParamSpec reach a queued handler whole', T, async () => {
+  await ready;
+  const s = served((srv) => srv.method('add', ({ a, b }) => a + b, { params: [{ name: 'a', type: 'number' }, { name: 'b', type: 'number' }] }));
+  try {
+    s.send({ jsonrpc: '2.0', method: 'add', params: [2, 3], id: 1 });
+    assert.deepEqual(await s.next(), { jsonrpc: '2.0', result: 5, id: 1 });
+    s.send({ jsonrpc: '2.0', method: 'add', params: { a: 'x', b: 3 }, id: 2 });
+    assert.equal((await s.next()).error.code, -32602);
+  } finally { s.close(); }
+});
+
+// The server posts nothing after its handler destroyed it; returns what it posted.
+async function destroyedByItsHandler() {
+  const { port1, port2 } = new MessageChannel();
+  const posted = [];
+  const post = port1.postMessage.bind(port1);
+  port1.postMessage = (m) => { posted.push(m); post(m); };
+  const server = new JSONRPCServer(portTransport(port1, { pack: false }));
+  let ran;
+  const quit = new Promise((r) => { ran = r; });
+  server.method('quit', () => { server.destroy(); ran(); return 'bye'; });
+  port2.postMessage({ jsonrpc: '2.0', method: 'quit', id: 1 });
+  await quit;
+  await new Promise((r) => setImmediate(r));  // the task that ran it is over
+  port2.close();
+  return posted;
+}
+
+test('an endpoint destroyed by its own queued handler sends nothing more and keeps nothing', T, async () => {
+  await ready;
+  assert.deepEqual(await destroyedByItsHandler(), []);  // and the module has made what it reuses
+  const before = heapUsed();
+  assert.deepEqual(await destroyedByItsHandler(), []);
+  assert.equal(heapUsed(), before);
+});

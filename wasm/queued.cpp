@@ -1,0 +1,69 @@
+// Handlers run off the module's stack. When an export receives one message
+// alone (weft_request, weft_notification, weft_receive of one message), the
+// handler the core dispatches for it is not called from inside the core:
+// a request's answer is held (Deferral::hold), the handler is left in
+// Host::queued, and JS runs it once the export has returned
+// (STATUS_QUEUED_*, js/serving.js runQueued), answering through weft_reply*
+// with TOKEN_HELD (Peer::answer_held), or taking a token for later
+// (weft_defer_held). A handler thus runs with none of the module's frames
+// under it: V8 captures an Error made there (an RPCError thrown, most often)
+// without walking them (bench/README.md, "Handlers off the module's stack").
+//
+// A batch's handlers still run inside the core, one after another as it
+// reads the batch (§6): a cancel later in the batch must find the earlier
+// requests answered, as it does natively. So does a message received while
+// another's answer is held or its handler not yet published (a receive
+// nested in a hook or in a handler): one is queued per Host at a time.
+#include "abi.h"
+#include "calls.h"
+#include "host.h"
+
+namespace weft::wasm {
+
+bool begin_alone(Host& x) {
+  x.off_stack = x.queued.fn < 0;
+  return x.off_stack;
+}
+
+void end_alone(int h, bool mine) {
+  Host* x = host(h);
+  if (!x || !mine || x->queued.fn < 0) {
+    g_status[abi::STATUS_QUEUED_FN] = -1;
+    if (x && mine) x->off_stack = false;
+    return;
+  }
+  Host::Queued& q = x->queued;
+  x->off_stack = false;
+  g_status[abi::STATUS_QUEUED_FN] = q.fn;
+  g_status[abi::STATUS_QUEUED_TOKEN] = q.token;
+  g_status[abi::STATUS_QUEUED_SLOT] = q.slot;
+  g_status[abi::STATUS_QUEUED_TEXT_P] = static_cast<double>(reinterpret_cast<std::uintptr_t>(q.text.data()));
+  g_status[abi::STATUS_QUEUED_TEXT_N] = q.slot == abi::kPAY_TEXT ? static_cast<double>(q.text.size()) : 0;
+  q.fn = -1;
+}
+
+bool queue_dispatch(Host& x, int fn, double slot, Deferral* later) {
+  if (!x.off_stack || (later && !later->hold())) return false;
+  x.off_stack = false;  // one per export: the message's own dispatch
+  Host::Queued& q = x.queued;
+  q.fn = fn;
+  q.token = later ? abi::TOKEN_HELD : abi::TOKEN_NOTIFICATION;
+  q.slot = slot;
+  if (slot == abi::kPAY_TEXT) std::swap(q.text, x.tmp);
+  return true;
+}
+
+void watch_cancel(int h, int token) {
+  Host* x = host(h);
+  if (!x || !x->has(token)) return;
+  x->replies[static_cast<std::size_t>(token)].on_cancel([h, token] {
+    js_cancelled_call(h, token);
+    // The core answers the request (-32800) and keeps nothing of it: its
+    // token is freed for the next request now, not when (if ever) the
+    // handler settles; JS has let go of it (serving.js requestCancelled),
+    // and the Reply goes quietly (Reply::release).
+    if (Host* x = host(h); x && x->has(token)) x->take(token);
+  });
+}
+
+}  // namespace weft::wasm
