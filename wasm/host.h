@@ -22,7 +22,8 @@ struct Host {
   std::vector<Reply> replies;  // async answers, by token
   std::vector<int> free_replies;
   std::string tmp;  // JSON text handed to JS (reused)
-  // The requests whose JS handlers are running (innermost last): each one's
+  // The requests whose JS handlers the core is running (a batch's, or one
+  // received while another's answer is held; innermost last): each one's
   // Deferral and, once weft_defer took its Reply, its token (else -1).
   std::vector<std::pair<Deferral*, int>> later;
   // Undecodable frames since the last message (weft_undecodable): answered

@@ -182,3 +182,34 @@ test('an endpoint destroyed by its own queued handler sends nothing more and kee
   assert.deepEqual(await destroyedByItsHandler(), []);
   assert.equal(heapUsed(), before);
 });
+
+// Two ports that deliver at once, inside postMessage: a receive nested in
+// the handler that posted.
+function syncPorts() {
+  const make = () => ({ listener: null, other: null,
+    postMessage(m) { this.other.listener?.({ data: structuredClone(m) }); },
+    addEventListener(type, l) { if (type === 'message') this.listener = l; },
+    removeEventListener() { this.listener = null; }, start() {}, close() {} });
+  const a = make(), b = make();
+  a.other = b;
+  b.other = a;
+  return [a, b];
+}
+
+test('a request received while a queued handler\'s answer is held is answered at once, and each answer is its own', T, async () => {
+  await ready;
+  const [pa, pb] = syncPorts();
+  const a = new Peer(portTransport(pa, { pack: false }));
+  const b = new Peer(portTransport(pb, { pack: false }));
+  try {
+    const got = [];
+    // a's handler pokes b, whose handler calls back into a before a's handler returns.
+    a.method('outer', ([n]) => { a.notify('poke', [n]); return `outer ${n}`; });
+    a.method('inner', ([n]) => `inner ${n}`);
+    b.onNotify('poke', ([n]) => { b.request('inner', [n]).then((v) => got.push(v)); });
+    assert.equal(await b.request('outer', [1]), 'outer 1');
+    assert.equal(await b.request('outer', [2]), 'outer 2');
+    assert.deepEqual(got, ['inner 1', 'inner 2']);
+    assert.equal(a.stats().pending + b.stats().pending, 0);
+  } finally { a.destroy(); b.destroy(); }
+});
