@@ -146,11 +146,15 @@ async function differential(t, label, jsTargets, count) {
   }
 }
 
-test('differential: JSONRPCServer over a MessageChannel (plain and {pack:true}) answers like native weft serve', { timeout: 600000 }, async (t) => {
+// The longer mode (WEFT_DIFF_SEQUENCES) gets time in proportion: ~30 ms a
+// sequence on a loaded machine, never less than the default run's 600 s.
+const LONG = { timeout: Math.max(600000, SEQUENCES * 30) };
+
+test('differential: JSONRPCServer over a MessageChannel (plain and {pack:true}) answers like native weft serve', LONG, async (t) => {
   await differential(t, 'MessageChannel', [new JsPortTarget('js-port'), new JsPortTarget('js-port-pack', { pack: true })], SEQUENCES);
 });
 
-test('differential: JSONRPCServer in a worker_threads Worker (selfTransport, plain and packed) answers like native', { timeout: 600000 }, async (t) => {
+test('differential: JSONRPCServer in a worker_threads Worker (selfTransport, plain and packed) answers like native', LONG, async (t) => {
   await differential(t, 'worker_threads', [new JsWorkerTarget('js-worker'), new JsWorkerTarget('js-worker-pack', { pack: true })], WORKER_SEQUENCES);
 });
 
