@@ -113,7 +113,10 @@ test('a message far over --max-message (11 MB against 1000) still gets close 100
     const big = 'x'.repeat(11 * 1000 * 1000);
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'echo', params: [big] }));
     assert.equal((await c).code, 1009);
-    if (before !== null) assert.ok(hwm() - before < big.length / 4, `server peak RSS grew by ${hwm() - before} bytes`);
+    // Under ASan (WEFT_SANITIZED=1) the chunks read and discarded sit in its
+    // quarantine for a while: twice the room, still far below the message.
+    const room = big.length / (process.env.WEFT_SANITIZED === '1' ? 2 : 4);
+    if (before !== null) assert.ok(hwm() - before < room, `server peak RSS grew by ${hwm() - before} bytes`);
     const other = await open(s.ws);
     other.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'echo', params: ['x'.repeat(900)] }));
     assert.deepEqual(json(await nextMessage(other)).result, ['x'.repeat(900)]);
