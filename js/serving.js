@@ -96,8 +96,9 @@ const promiseThen = Promise.prototype.then;
 export function runQueued(ep) {
   const fn = status(A.STATUS_QUEUED_FN);
   if (fn < 0) return;
-  const token = status(A.STATUS_QUEUED_TOKEN);
-  dispatch(ep, fn, token, value(ep.out, status(A.STATUS_QUEUED_SLOT), status(A.STATUS_QUEUED_TEXT_P), status(A.STATUS_QUEUED_TEXT_N)));
+  const slot = status(A.STATUS_QUEUED_SLOT);
+  const params = slot === A.PAY_TEXT ? value(ep.out, slot, status(A.STATUS_QUEUED_TEXT_P), status(A.STATUS_QUEUED_TEXT_N)) : value(ep.out, slot);
+  dispatch(ep, fn, status(A.STATUS_QUEUED_TOKEN), params);
 }
 
 // The answer's payload handle goes to the core, which sends or discards it.

@@ -14,6 +14,9 @@
 // requests answered, as it does natively. So does a message received while
 // another's answer is held or its handler not yet published (a receive
 // nested in a hook or in a handler): one is queued per Host at a time.
+#include <cstdint>
+#include <utility>
+
 #include "abi.h"
 #include "calls.h"
 #include "host.h"

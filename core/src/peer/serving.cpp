@@ -434,11 +434,24 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 
 // ---- A held answer (Deferral::hold) ---------------------------------------
 
+namespace {
+
+// Takes the held record out of the state, leaving none held: the answer may
+// re-enter the peer (a send delivered at once), and a message received then
+// may hold its own.
+bool take_held(detail::PeerState& s, detail::PeerState::Held& h) {
+  if (!s.held.active) return false;
+  h = std::move(s.held);
+  s.held.active = false;
+  return true;
+}
+
+}  // namespace
+
 bool Peer::answer_held(Result<json>&& answer) {
   detail::PeerState& s = *s_;
-  if (!s.held.active) return false;
-  detail::PeerState::Held h = std::move(s.held);
-  s.held.active = false;
+  detail::PeerState::Held h;
+  if (!take_held(s, h)) return false;
   // Answered as run_deferrable answers what a handler returns at once.
   const detail::Call c{s, h.method, h.request ? &h.id : nullptr, 0, 0, h.started_us};
   detail::answer_now(c, answer);
@@ -447,9 +460,8 @@ bool Peer::answer_held(Result<json>&& answer) {
 
 Reply Peer::defer_held() {
   detail::PeerState& s = *s_;
-  if (!s.held.active) return Reply();
-  detail::PeerState::Held h = std::move(s.held);
-  s.held.active = false;
+  detail::PeerState::Held h;
+  if (!take_held(s, h)) return Reply();
   return s.make_reply(s.serve(h.request ? &h.id : nullptr, 0, 0, std::move(h.out), h.started_us));
 }
 
