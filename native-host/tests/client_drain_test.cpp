@@ -10,7 +10,9 @@
 #include <map>
 #include <mutex>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "weft/host/host.h"
 
@@ -66,6 +68,59 @@ std::unique_ptr<Running> second_server(const std::string& path, Tally& tally) {
   s->start();
   return s;
 }
+
+// A first server whose "go" drains it and is then answered, and the second
+// server that takes the socket once the first has ended, counting the "note"
+// notifications it reads. The client's loop is told of each note (it may
+// have nothing else to do by then: a work guard keeps it waiting), and gives
+// up after 10 s.
+struct ShutdownDuringDrain {
+  // Declared before the servers, whose threads post to it, so as to outlive them.
+  TempDir dir;
+  std::string path = dir.path + "/s.sock";
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard = boost::asio::make_work_guard(io);
+  boost::asio::steady_timer give_up{io};
+  bool timed_out = false;
+  std::vector<int> notes;  // on the client's thread
+  std::atomic<bool> first_done{false};
+  std::unique_ptr<Running> first = std::make_unique<Running>(draining_server());
+  std::unique_ptr<Running> second;
+
+  ShutdownDuringDrain() {
+    first->server.on_peer([this](weft::Peer& p) {
+      p.method("go", [this](json, weft::Reply r, const weft::CallInfo&) {
+        first->server.drain(reload());
+        r.ok(json("went"));
+      });
+    });
+    REQUIRE(first->server.listen_unix(path));
+    first->thread = std::thread([this] {
+      first->server.run();
+      first_done = true;
+      boost::asio::post(io, [] {});  // wakes the client's loop
+    });
+    give_up.expires_after(std::chrono::seconds(10));
+    give_up.async_wait([this](const boost::system::error_code& ec) { timed_out = !ec; });
+  }
+  // Once the first server has ended.
+  void start_second() {
+    first->thread.join();
+    second = std::make_unique<Running>(quiet_server());
+    second->server.on_peer([this](weft::Peer& p) {
+      p.notification("note", [this](const json& params) {
+        boost::asio::post(io, [this, i = params[0].get<int>()] { notes.push_back(i); });
+      });
+    });
+    REQUIRE(second->server.listen_unix(path));
+    second->start();
+  }
+  void run(const std::function<bool()>& done) {
+    run_until(io, [&] { return timed_out || done(); });
+    REQUIRE_FALSE(timed_out);
+  }
+  ~ShutdownDuringDrain() { give_up.cancel(); }
+};
 
 }  // namespace
 
@@ -323,4 +378,68 @@ TEST_CASE("drain: calls waiting for the reconnection are bounded by max_pending;
   CHECK(ok == 4);
   CHECK(second_runs.size() == 4);
   for (int i = 0; i < 4; ++i) CHECK(second_runs.of(i) == 1);  // the first four made, each once
+}
+
+TEST_CASE("drain: shutdown while the draining connection is open writes the notifications made meanwhile "
+          "on the next connection, then closes") {
+  ShutdownDuringDrain t;
+  auto cfg = config("unix:" + t.path);
+  Client* cp = nullptr;
+  bool shut = false;
+  cfg.on_drain = [&](const weft::DrainNotice&) {
+    REQUIRE(cp->notify("note", json::array({1})));
+    REQUIRE(cp->notify("note", json::array({2})));
+    cp->shutdown([&] { shut = true; });
+  };
+  Client client(t.io, cfg);
+  cp = &client;
+  std::vector<bool> events;
+  client.on_connection = [&](bool open, const std::string&) { events.push_back(open); };
+  std::optional<Outcome> go;
+  client.call("go", std::nullopt, {.timeout = 30000}, [&](Outcome o) { go = std::move(o); });
+
+  t.run([&] { return events.size() == 2 && t.first_done; });
+  t.start_second();
+  t.run([&] { return shut && t.notes.size() == 2; });
+
+  CHECK(t.notes == std::vector<int>{1, 2});  // each once, in order
+  CHECK(events == std::vector<bool>{true, false, true, false});
+  CHECK(client.connections() == 2);
+  CHECK(client.unsent_notifications() == 0);
+  CHECK(client.queued_notifications() == 0);
+  CHECK(client.state() == Client::State::Closed);
+  REQUIRE(go);  // settled: answered by the draining server, or ended by the shutdown
+  CHECK_FALSE(client.notify("note", json::array({3})));  // closed for good
+}
+
+TEST_CASE("drain: shutdown while waiting out reconnect_after writes the notifications made meanwhile "
+          "on the next connection, then closes") {
+  ShutdownDuringDrain t;
+  auto cfg = config("unix:" + t.path);
+  Client* cp = nullptr;
+  bool shut = false;
+  cfg.on_drain = [&](const weft::DrainNotice&) { REQUIRE(cp->notify("note", json::array({1}))); };
+  Client client(t.io, cfg);
+  cp = &client;
+  std::vector<bool> events;
+  client.on_connection = [&](bool open, const std::string&) {
+    events.push_back(open);
+    // The drained connection has closed (its call answered): reconnect_after runs.
+    if (events.size() == 2) cp->shutdown([&] { shut = true; });
+  };
+  std::optional<Outcome> go;
+  client.call("go", std::nullopt, {.timeout = 30000}, [&](Outcome o) { go = std::move(o); });
+
+  t.run([&] { return events.size() == 2 && t.first_done; });
+  REQUIRE(go);
+  CHECK(go->status == S::Ok);  // the call in flight completed before the connection closed
+  CHECK(client.queued_notifications() == 1);
+  t.start_second();
+  t.run([&] { return shut && t.notes.size() == 1; });
+
+  CHECK(t.notes == std::vector<int>{1});
+  CHECK(events == std::vector<bool>{true, false, true, false});
+  CHECK(client.connections() == 2);
+  CHECK(client.unsent_notifications() == 0);
+  CHECK(client.state() == Client::State::Closed);
 }

@@ -50,13 +50,16 @@ bool Client::cancel(CallId id) { return impl_->cancel(id); }
 void Client::shutdown(std::function<void()> done) {
   Impl& s = *impl_;
   s.for_good = true;
-  s.reconnect_timer.cancel();
-  if (s.link) {
+  // Still connecting, or waiting out a drain's reconnect_after with calls or
+  // notifications made meanwhile: what is queued goes out once the next
+  // connection opens, which then closes (opened()). A draining connection
+  // closes now; closed() then reconnects for what waits (drain.cpp).
+  if (s.link || s.flush_after_drain()) {
     if (done) s.on_shutdown.push_back(std::move(done));
-    // Still connecting: what is queued goes out once it opens (opened()).
     if (s.link_open) s.link->shutdown();
     return;
   }
+  s.reconnect_timer.cancel();
   s.close(true, Error(code::kClosed, "the client is closed"));
   if (done) boost::asio::post(s.io, std::move(done));
 }

@@ -179,6 +179,11 @@ void Client::Impl::closed(Error why, bool was_open, bool retryable) {
   undecodable = false;
   queue.insert(queue.begin(), again.begin(), again.end());
   if (was_open && owner && owner->on_connection) owner->on_connection(false, why.message);
+  // shutdown() during a drain: what waits goes to the next connection first.
+  if (for_good && !closing && reconnect_after_drain(notice)) {
+    fail_backoff(why);
+    return;
+  }
   if (closing || for_good) {
     state = for_good ? State::Closed : State::Idle;
     fail_waiting(why);

@@ -66,6 +66,14 @@ bool Client::Impl::requeue_refused(CallId id, Link* l, const Error& e) {
   return hold_for_drain(id);
 }
 
+// shutdown() while calls or notifications made during a drain wait for the
+// next connection: they are written there, as shutdown() writes what is
+// queued, rather than dropped (the connection that drained is told to stop
+// sending, not that nothing more may be sent).
+bool Client::Impl::flush_after_drain() const {
+  return cfg.reconnect && (drain_waiting || (link_open && drain_notice)) && !(queue.empty() && notes.empty());
+}
+
 // Nothing of ours is on the drained link any more: close it (after this
 // turn: we may be inside its Peer's callbacks).
 void Client::Impl::drain_check() {
@@ -81,12 +89,14 @@ void Client::Impl::drain_check() {
 // The drained link has closed: connect again after reconnect_after (not the
 // failure backoff: a drain is not a failure). False when the client is
 // closing or reconnect is off (then the ordinary rules apply).
+// After shutdown(), only to write what waited for the reconnection.
 bool Client::Impl::reconnect_after_drain(const std::optional<DrainNotice>& n) {
-  if (!n || closing || for_good) return false;
+  if (!n || closing) return false;
   if (!cfg.reconnect) {
-    if (cfg.verbose) log(cfg.address + ": drained connection closed; the next call connects again");
+    if (cfg.verbose && !for_good) log(cfg.address + ": drained connection closed; the next call connects again");
     return false;
   }
+  if (for_good && queue.empty() && notes.empty()) return false;
   failures = 0;
   state = State::Connecting;
   drain_waiting = true;

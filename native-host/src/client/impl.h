@@ -143,6 +143,7 @@ struct Client::Impl : std::enable_shared_from_this<Impl> {
   bool requeue_refused(CallId id, Link* l, const Error& e);
   void drain_check();
   bool reconnect_after_drain(const std::optional<DrainNotice>& n);
+  bool flush_after_drain() const;
 
   // streams.cpp
   CallId stream(std::string method, std::optional<json> params, StreamPolicy policy,

@@ -223,7 +223,10 @@ class Client {
   bool cancel(CallId id);
 
   // Writes what is queued, then closes; pending calls fail with -32002.
-  // `done` runs once the connection is closed.
+  // During a drain, what waits for the next connection (calls and
+  // notifications made meanwhile) is what is queued: the connection that
+  // drains closes now, the next one opens after reconnect_after, is written
+  // to and closes. `done` runs once the (last) connection is closed.
   void shutdown(std::function<void()> done = {});
   // Closes now; pending calls fail with -32002. The client can be used again
   // (the next call connects) unless `for_good`.
