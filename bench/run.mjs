@@ -2,7 +2,8 @@
 // `npm run bench`: weft side by side with the libraries a user would otherwise
 // choose, each paired with the raw floor of its transport (same run, same
 // repetition, order alternating), medians over repetitions. Writes
-// bench/results/latest.md and a dated copy.
+// bench/results/latest.md and a dated copy, and every repetition's figures
+// (results/<run>.json) with the targets judged from them (lib/targets.mjs).
 //
 //   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools]
 //   --contenders keeps only those contenders (and the raw floors) on the Node and
@@ -15,6 +16,8 @@
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { runNode, runWeftHeap, NODE_TRANSPORTS } from './node/rows.mjs';
 import { runStreams } from './node/streams.mjs';
@@ -22,6 +25,11 @@ import { runNative, runWs, NATIVE_TRANSPORTS } from './native/rows.mjs';
 import { runNativeStreams } from './native/streams.mjs';
 import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
+import { targetLines } from './lib/targets.mjs';
+
+// measure.mjs collects the heap before each contender (node --expose-gc, given here).
+v8.setFlagsFromString('--expose-gc');
+globalThis.gc ??= vm.runInNewContext('gc');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -123,6 +131,7 @@ for (const kind of ['small', 'large']) {
   }
   lines.push('');
 }
+lines.push(...targetLines(results, LABELS));
 lines.push(...streamLines);
 const heapLine = (where, h) => `- weft wasm heap, ${where} (MessageChannel, ${h.calls.toLocaleString('en-US')} small calls in a row, 256 in flight, heapUsed() after a 10,000-call warm-up): ${h.before} B before, ${h.mid} B halfway, ${h.after} B after (second half: ${h.after === h.mid ? 'flat' : 'delta ' + (h.after - h.mid) + ' B'})`;
 if (heap || browserHeap || memoryNotes.length) {
@@ -145,6 +154,9 @@ fs.mkdirSync(dir, { recursive: true });
 const partial = only || contenders || cfg.devtools;
 if (!partial) fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-fs.writeFileSync(path.join(dir, `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}.md`), md);
+const name = `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}`;
+fs.writeFileSync(path.join(dir, `${name}.md`), md);
+// Every repetition's figures, for judging again (node bench/targets.mjs results/<name>.json).
+fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ labels: LABELS, results }) + '\n');
 console.log(md);
 log(`wrote ${partial ? 'the dated copy only (--only/--contenders/--devtools)' : path.join(dir, 'latest.md')}`);

@@ -25,9 +25,13 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 // WEFT_CHROMIUM_ARGS: more flags for an experiment, space-separated (e.g.
 // '--js-flags=--perf-prof' to profile the page with perf: bench/README.md,
 // "Where a cold message's time goes"); Chromium's own output is then shown.
+// The page gets gc() (--expose-gc): lib/measure.mjs collects the heap before
+// each contender; V8 flags given there join it (one --js-flags is read).
 const EXTRA = (process.env.WEFT_CHROMIUM_ARGS ?? '').split(/\s+/).filter(Boolean);
+const JS_FLAGS = ['--expose-gc', ...EXTRA.filter((a) => a.startsWith('--js-flags=')).map((a) => a.slice('--js-flags='.length))];
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', ...EXTRA];
+  '--disable-component-update', '--disable-sync', `--js-flags=${JS_FLAGS.join(' ')}`,
+  ...EXTRA.filter((a) => !a.startsWith('--js-flags='))];
 
 export async function openBenchPage(tag, { devtools = false } = {}) {
   const server = await startBenchServer({ control: !devtools });

@@ -47,8 +47,14 @@ export function throughput(call, inflight, ms) {
   });
 }
 
-/** Warm-up + throughput; a short warm-up keeps JIT and allocation effects out. */
+/**
+ * Warm-up + throughput; a short warm-up keeps JIT and allocation effects out.
+ * Each contender starts on a collected heap (gc(), where run.mjs and the
+ * page's --expose-gc give it), not on the garbage of the one measured before:
+ * a 64 KiB echo's calls/s moves with the heap it starts on.
+ */
 export async function measureCall(call, cfg) {
+  globalThis.gc?.();
   await throughput(call, cfg.inflight, Math.min(200, cfg.ms / 4));
   const lat = await latency(call, cfg.latencyCalls);
   const thr = await throughput(call, cfg.inflight, cfg.ms);
