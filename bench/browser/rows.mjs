@@ -29,7 +29,7 @@ export async function runBrowser(cfg, log) {
     notes.push(`Chromium ${version} (headless, ${CHROMIUM}), ${devtools
       ? 'driven through DevTools (Playwright, --devtools): window.postMessage then records its caller for the inspector, which the iframe rows pay for'
       : 'started without a debugging connection, as a user\'s browser runs (the page takes its calls from the bench server)'}; ` +
-      `page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser p50/p99 are quantized to it`);
+      `page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser samples are multiples of it, and each p50/p99 is interpolated within its step (bench/README.md, "What is measured")`);
     let oopif = null;
     const libs = selected(LIBS, cfg.contenders);
     for (const [key, tr] of Object.entries(BROWSER_TRANSPORTS)) {

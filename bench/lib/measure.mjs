@@ -1,9 +1,14 @@
 // Latency (sequential round trips) and throughput (N calls in flight) of an
 // async call function. Both loops are bounded (count or deadline).
 const { performance } = globalThis;  // Node and browsers alike
-import { percentile } from './stats.mjs';
+import { steppedPercentile, timerStep } from './stats.mjs';
 
-/** Sequential round trips: p50/p99 in microseconds over `n` calls (after a warm-up). */
+/**
+ * Sequential round trips: p50/p99 in microseconds over `n` calls (after a
+ * warm-up). On a coarsened clock (a browser's 5 or 100 µs) each is
+ * interpolated within the clock's step (stats.mjs steppedPercentile); `step`
+ * says which step, 0 for none.
+ */
 export async function latency(call, n) {
   const warm = Math.max(50, n >> 3);
   for (let i = 0; i < warm; i++) await call();
@@ -14,7 +19,8 @@ export async function latency(call, n) {
     t[i] = (performance.now() - t0) * 1000;
   }
   t.sort();
-  return { p50: percentile(t, 50), p99: percentile(t, 99), n };
+  const step = timerStep(t);
+  return { p50: steppedPercentile(t, 50, step), p99: steppedPercentile(t, 99, step), n, step };
 }
 
 /** Keep `inflight` calls outstanding for `ms`; returns completed calls per second. */
