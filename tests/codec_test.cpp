@@ -243,28 +243,29 @@ TEST_CASE("depth limit: a custom max_depth is honoured; one level more is -32600
   }
 }
 
-TEST_CASE("depth limit: by default 128 levels pass both codecs, 129 are -32600 naming the limit",
+TEST_CASE("depth limit: by default 256 levels pass both codecs, 257 are -32600 naming the limit",
           "[codec][limits]") {
-  CHECK(weft::CodecLimits{}.max_depth == 128);
+  CHECK(weft::CodecLimits{}.max_depth == 256);
   for (CodecKind k : {CodecKind::Json, CodecKind::MessagePack}) {
     const bool mp = k == CodecKind::MessagePack;
     INFO(weft::codec_name(k));
-    // Depth counts the top level as 1: a request whose params are nested 127
-    // levels is 128 deep.
-    const std::string inner = nested_arrays(127, mp);
+    // Depth counts the top level as 1: a request whose params are nested 128
+    // levels is 129 deep, and one in a batch 130: both pass.
+    const std::string inner = nested_arrays(128, mp);
     const std::string request =
         mp ? std::string("\x84\xa7jsonrpc\xa3" "2.0\xa6method\xa4" "echo\xa2id\x01\xa6params") + inner
            : R"({"jsonrpc":"2.0","method":"echo","id":1,"params":)" + inner + "}";
     auto ok = decode(k, request);
     REQUIRE(ok.ok());
-    CHECK(ok.value().value["params"] == json::parse(nested_arrays(127, false)));
-    CHECK(decode(k, nested_arrays(128, mp)).ok());
-    CHECK(decode(k, nested_objects(128, mp)).ok());
-    for (const std::string& deep : {nested_arrays(129, mp), nested_objects(129, mp)}) {
+    CHECK(ok.value().value["params"] == json::parse(nested_arrays(128, false)));
+    CHECK(decode(k, mp ? std::string("\x91") + request : "[" + request + "]").ok());
+    CHECK(decode(k, nested_arrays(256, mp)).ok());
+    CHECK(decode(k, nested_objects(256, mp)).ok());
+    for (const std::string& deep : {nested_arrays(257, mp), nested_objects(257, mp)}) {
       auto r = decode(k, deep);
       REQUIRE_FALSE(r.ok());
       CHECK(r.error().code == weft::code::kInvalidRequest);
-      CHECK(r.error().message == "Invalid Request: nesting deeper than 128 levels (max_depth)");
+      CHECK(r.error().message == "Invalid Request: nesting deeper than 256 levels (max_depth)");
     }
   }
 }

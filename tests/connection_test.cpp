@@ -105,10 +105,10 @@ TEST_CASE("nesting deeper than the limit is answered -32600 with id null", "[con
 TEST_CASE("max_depth reaches both codecs through ConnectionOptions, and the answer names it",
           "[connection][limits]") {
   for (CodecKind c : kCodecs) {
-    for (std::size_t limit : {std::size_t{128}, std::size_t{40}}) {
+    for (std::size_t limit : {std::size_t{256}, std::size_t{40}}) {
       DYNAMIC_SECTION(codec_name(c) << " max_depth " << limit) {
         CodecLimits cl;
-        if (limit != 128) cl.max_depth = limit;  // 128 is the default
+        if (limit != 256) cl.max_depth = limit;  // 256 is the default
         End client(Framing::Len32Be, c);
         End server(Framing::Len32Be, c, {}, cl);
         register_demo_methods(server.conn->peer());

@@ -31,6 +31,20 @@ describe('weft call / notify', () => {
     assert.ok(JSON.parse(r.stdout).methods.some((m) => m.name === 'sleep'));
   });
 
+  // The nesting limit (--max-depth, default 256, the message counting as 1):
+  // params nested 128 deep reach the method; a message deeper than the
+  // limit is -32600 with id null, naming it.
+  test('params nested 128 deep are echoed; a message deeper than 256 levels is -32600 naming the limit', async () => {
+    const nested = (n) => '['.repeat(n) + '1' + ']'.repeat(n);
+    const r = await call(['echo', nested(128)]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, nested(128) + '\n');
+    const deep = `{"jsonrpc":"2.0","method":"echo","params":${nested(256)},"id":1}\n`;
+    const s = await runCli(['serve', '--stdio', '--framing', 'ndjson', '--demo'], { input: deep });
+    assert.deepEqual(JSON.parse(s.stdout), { jsonrpc: '2.0', id: null,
+      error: { code: -32600, message: 'Invalid Request: nesting deeper than 256 levels (max_depth)' } });
+  });
+
   test('error response: JSON on stderr, exit 1', async () => {
     let r = await call(['fail', '{"code":-32010,"message":"no luck","data":[1]}']);
     assert.equal(r.code, 1);

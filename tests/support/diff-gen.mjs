@@ -131,14 +131,14 @@ export function randData(r) {
 }
 
 /**
- * A deeply nested value, up to the deepest a message may be (128 levels with
- * the message object itself, and params inside it: 126 here). The limit
- * guards decoding bytes (codec.h, max_depth): weft-rpc receives objects, not
- * bytes, so deeper values are not compared — the native side refuses them
- * and the object path carries them.
+ * A deeply nested value: about 64, about 128, or near the deepest a message
+ * may be (256 levels with the message object, params and a batch around it:
+ * 250 here). The limit guards decoding bytes (codec.h, max_depth): weft-rpc
+ * receives objects, not bytes, so deeper values are not compared — the native
+ * side refuses them and the object path carries them.
  */
 function deepValue(r) {
-  const depth = r.chance(0.5) ? r.int(58, 66) : r.int(118, 125);
+  const depth = r.weighted([[4, () => r.int(58, 66)], [3, () => r.int(118, 130)], [3, () => r.int(240, 250)]])();
   let v = r.chance(0.5) ? 1 : 'leaf';
   for (let i = 0; i < depth; i++) v = r.chance(0.5) ? [v] : { d: v };
   return v;

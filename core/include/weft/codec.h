@@ -26,12 +26,13 @@ struct CodecLimits {
   // Nesting of arrays/objects a decoder accepts, counting the top level as 1
   // (a request whose params are [[1]] has depth 3). RFC 8259 §9 lets a parser
   // limit nesting; the limit bounds the memory and work one frame can demand,
-  // and the stack its echo costs (encoding recurses over a value). 128 leaves
-  // room for the 100-deep params common in generated data. Deeper input is
-  // refused with -32600, the message naming the limit: "Invalid Request:
-  // nesting deeper than 128 levels (max_depth)". Both codecs apply it;
+  // and the stack its echo costs (encoding recurses over a value). 256 leaves
+  // room for params nested 128 deep inside a batch (the array and the message
+  // object are two levels more) and for the 100-deep params common in
+  // generated data. Deeper input is refused with -32600, the message naming
+  // the limit: "Invalid Request: nesting deeper than 256 levels (max_depth)". Both codecs apply it;
   // ConnectionOptions::codec_limits passes it to a Connection.
-  std::size_t max_depth = 128;
+  std::size_t max_depth = 256;
 };
 
 // A codec: one frame's bytes to a Document, messages to bytes. Stateless
