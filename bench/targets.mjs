@@ -1,12 +1,27 @@
 // The targets table of a run again, from the figures it kept:
-//   node bench/targets.mjs bench/results/<run>.json
+//   node bench/targets.mjs [--check] bench/results/<run>.json
+// With --check it also exits 1 when a target is not met in the median of
+// the run's repetitions (verdict "within spread" or "not met"), and names
+// each such target on stderr; a target the run has no rows for (a run of
+// some contenders) is not judged, and a run with none to judge fails. A
+// pass/fail for a run, which CI does not make (a full run takes 25–50
+// minutes on these machines).
 import fs from 'node:fs';
-import { targetLines } from './lib/targets.mjs';
+import { metInMedian, targetLines, targetVerdicts } from './lib/targets.mjs';
 
-const file = process.argv[2];
-if (!file) {
-  console.error('usage: node bench/targets.mjs bench/results/<run>.json');
+const args = process.argv.slice(2);
+const check = args.includes('--check');
+const file = args.find((a) => !a.startsWith('--'));
+if (!file || args.some((a) => a.startsWith('--') && a !== '--check')) {
+  console.error('usage: node bench/targets.mjs [--check] bench/results/<run>.json');
   process.exit(2);
 }
 const { labels, results } = JSON.parse(fs.readFileSync(file, 'utf8'));
 console.log(targetLines(results, labels).join('\n'));
+if (check) {
+  const all = targetVerdicts(results).filter((v) => v.ratios.length);
+  const short = all.filter((v) => !metInMedian(v.verdict));
+  for (const v of short) console.error(`not met in the median: ${v.target}, ${labels[v.transport] ?? v.transport} (${v.verdict})`);
+  console.error(all.length ? `${all.length - short.length} of ${all.length} targets met in the median` : 'no target to judge in this run');
+  process.exitCode = short.length || !all.length ? 1 : 0;
+}

@@ -79,25 +79,46 @@ const TARGETS = [
 
 const fmt = (x) => x.toFixed(2) + '×';
 
+/** The postMessage transports of `results`, in its order. */
+const postMessageTransports = (results) =>
+  Object.keys(results).filter((k) => k.startsWith('node-') || k.startsWith('chromium-'));
+
 /**
- * Markdown lines: one table of the targets over the postMessage transports
- * of `results` (results[transport][lib][kind] = [{p50, p99, rate}, …]).
+ * Every target on every postMessage transport of `results`
+ * (results[transport][lib][kind] = [{p50, p99, rate}, …]), as
+ * { target, transport, ratios, verdict }; ratios is empty (verdict
+ * 'no data') where the run lacks the rows.
  */
+export function targetVerdicts(results) {
+  const out = [];
+  for (const t of TARGETS) {
+    for (const transport of postMessageTransports(results)) {
+      const ratios = perRep(results[transport], t.kind, t.pick).filter(Number.isFinite);
+      out.push({ target: `${t.name} (${t.lower ? '≤' : '≥'} ${t.target})`, transport, ratios, verdict: verdict(ratios, t.target, t.lower) });
+    }
+  }
+  return out;
+}
+
+/** Whether a verdict counts as met for `node bench/targets.mjs --check`: in the median at least. */
+export const metInMedian = (v) => v === 'met' || v === 'met (median)';
+
+/** Markdown lines: one table of targetVerdicts(results), a row per target. */
 export function targetLines(results, labels) {
-  const transports = Object.keys(results).filter((k) => k.startsWith('node-') || k.startsWith('chromium-'));
+  const transports = postMessageTransports(results);
   if (!transports.length) return [];
   const lines = ['## targets (postMessage transports; ratio per repetition: median [lowest–highest], verdict)', ''];
   lines.push(`| target | ${transports.map((t) => labels[t] ?? t).join(' | ')} |`);
   lines.push(`| --- |${transports.map(() => ' ---: |').join('')}`);
+  const all = targetVerdicts(results);
   for (const t of TARGETS) {
-    const cells = transports.map((tk) => {
-      const rs = perRep(results[tk], t.kind, t.pick).filter(Number.isFinite);
+    const name = `${t.name} (${t.lower ? '≤' : '≥'} ${t.target})`;
+    const cells = all.filter((v) => v.target === name).map(({ ratios: rs, verdict: v }) => {
       if (!rs.length) return '—';
-      const v = verdict(rs, t.target, t.lower);
       const body = `${fmt(median(rs))} [${fmt(Math.min(...rs))}–${fmt(Math.max(...rs))}]`;
       return v === 'met' ? `**${body}** met` : `${body} ${v}`;
     });
-    lines.push(`| ${t.name} (${t.lower ? '≤' : '≥'} ${t.target}) | ${cells.join(' | ')} |`);
+    lines.push(`| ${name} | ${cells.join(' | ')} |`);
   }
   lines.push('');
   return lines;

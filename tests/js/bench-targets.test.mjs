@@ -2,6 +2,11 @@
 // repetitions show: one case per rule of its header.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { targetLines, verdict } from '../../bench/lib/targets.mjs';
 
 const rep = (rate, p50 = 10) => ({ p50, p99: p50 * 3, rate });
@@ -70,4 +75,46 @@ test('only postMessage transports are judged; a missing row is a dash', () => {
   assert.ok(lines.some((l) => l === '| target | Chromium MessageChannel |'));
   assert.deepEqual(cell(lines, 'json-rpc-2.0 client'), ['—']);
   assert.deepEqual(targetLines({ unix: results.unix }, {}), []);
+});
+
+// node bench/targets.mjs --check: the exit code of a run's verdicts.
+function check(results) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-targets-'));
+  const file = path.join(dir, 'run.json');
+  fs.writeFileSync(file, JSON.stringify({ labels: { 'node-messagechannel': 'Node MessageChannel' }, results }));
+  const r = spawnSync(process.execPath, [fileURLToPath(new URL('../../bench/targets.mjs', import.meta.url)), '--check', file], { encoding: 'utf8' });
+  fs.rmSync(dir, { recursive: true });
+  return r;
+}
+const allMet = () => ({ 'node-messagechannel': {
+  raw: row([1000, 1000, 1000]),
+  weft: row([[300, 8], [300, 8], [300, 8]]),
+  'weft → json-rpc-2.0': row([110, 110, 110]),
+  'json-rpc-2.0 → weft': row([100, 90, 105]),
+  'json-rpc-2.0': row([100, 100, 100]),
+} });
+
+test('--check exits 0 when every target is met in the median', () => {
+  const r = check(allMet());
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /5 of 5 targets met in the median/);
+});
+
+test('--check exits 1 and names a target met only within the spread', () => {
+  const results = allMet();
+  results['node-messagechannel']['json-rpc-2.0 → weft'] = row([100, 90, 95]);
+  const r = check(results);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /not met in the median: json-rpc-2\.0 client → weft server ÷ json-rpc-2\.0 \(≥ 1\), Node MessageChannel \(within spread\)/);
+});
+
+test('--check does not judge targets without rows, and fails a run with none', () => {
+  const results = allMet();
+  delete results['node-messagechannel']['json-rpc-2.0 → weft'];
+  const r = check(results);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /4 of 4 targets met in the median/);
+  const none = check({ 'node-messagechannel': { raw: row([1]) } });
+  assert.equal(none.status, 1);
+  assert.match(none.stderr, /no target to judge/);
 });
