@@ -4,12 +4,15 @@
 // it ran, read from /proc (Linux): the browser process by thread (its
 // threads' names), the renderers by process, busiest first (a cross-site
 // frame has its own; Chromium may reuse one process for the frames of
-// successive contenders). A row whose busiest thread is busy for about the
-// whole time per call is bound by that thread (bench/README.md, "The
-// cross-site iframe: three processes on two cores").
+// successive contenders), and all of them together in CPU-seconds per second:
+// a row whose processes keep every CPU busy is bound by the CPUs, and its
+// calls/s move with whatever else takes CPU time, Chromium's own work
+// included (bench/README.md, "The cross-site iframe: three processes on two
+// cores").
 //   node bench/browser/process-cpu.mjs [contender,...] [--transport iframe-cross] [--reps 4]
 //        [--ms 3000] [--latency 100]
-//   (defaults: raw,json-rpc-2.0,json-rpc-2.0 → weft,weft → json-rpc-2.0,weft (pack:false))
+//   (defaults: json-rpc-2.0,raw,json-rpc-2.0 → weft,weft → json-rpc-2.0,weft (pack:false));
+//   the first contender named is the one the others are held against, per repetition
 import fs from 'node:fs';
 import { openBenchPage } from './open.mjs';
 
@@ -22,7 +25,7 @@ const transport = opt('--transport', 'iframe-cross');
 const reps = Number(opt('--reps', '4'));
 const ms = Number(opt('--ms', '3000'));
 const latencyCalls = Number(opt('--latency', '100'));
-const libs = (args[0] ?? 'raw,json-rpc-2.0,json-rpc-2.0 → weft,weft → json-rpc-2.0,weft (pack:false)').split(',');
+const libs = (args[0] ?? 'json-rpc-2.0,raw,json-rpc-2.0 → weft,weft → json-rpc-2.0,weft (pack:false)').split(',');
 const TAG = `cpu${process.pid}`;
 const HZ = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s
 
@@ -111,7 +114,10 @@ try {
       renderers.sort((x, y) => y - x).forEach((s, i) => { by[`renderer ${i + 1}`] = s; });
       got[lib].rate.push(r.small.rate);
       for (const [who, s] of Object.entries(by)) (got[lib].perCall[who] ??= []).push(s / calls * 1e6);
-      console.log(`rep ${rep + 1} ${lib.padEnd(22)} ${Math.round(r.small.rate).toString().padStart(7)} calls/s; CPU µs per call: ${show(by, calls)}`);
+      const all = Object.values(by).reduce((a, b) => a + b, 0);
+      (got[lib].load ??= []).push(all / calls * r.small.rate);
+      console.log(`rep ${rep + 1} ${lib.padEnd(22)} ${Math.round(r.small.rate).toString().padStart(7)} calls/s; CPU µs per call: ${show(by, calls)}; ` +
+        `all ${(all / calls * 1e6).toFixed(1)} (${(all / calls * r.small.rate).toFixed(2)} CPU-s per s)`);
     }
   }
 } finally {
@@ -121,5 +127,15 @@ console.log(`\n${transport}, medians of ${reps} (CPU µs per call, by process):`
 for (const [lib, v] of Object.entries(got)) {
   console.log(`${lib.padEnd(22)} ${Math.round(median(v.rate)).toString().padStart(7)} calls/s [${Math.round(Math.min(...v.rate))}–${Math.round(Math.max(...v.rate))}]; ` +
     Object.entries(v.perCall).map(([who, xs]) => [who, median(xs)]).filter(([, x]) => x >= 0.5)
-      .map(([who, x]) => `${who} ${x.toFixed(1)}`).join(', '));
+      .map(([who, x]) => `${who} ${x.toFixed(1)}`).join(', ') + `; ${median(v.load).toFixed(2)} CPU-s per s`);
+}
+// Each contender against the first named, repetition by repetition (the two
+// turns of one repetition are adjacent in time: a busier moment moves both).
+const [ref, ...others] = libs;
+if (others.length) {
+  console.log(`\ncalls/s ÷ ${ref}'s in the same repetition: median [lowest–highest], repetitions at or above 1`);
+  for (const lib of others) {
+    const rs = got[lib].rate.map((x, i) => x / got[ref].rate[i]);
+    console.log(`${lib.padEnd(22)} ${median(rs).toFixed(2)}× [${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)}], ${rs.filter((x) => x >= 1).length} of ${rs.length}`);
+  }
 }
