@@ -5,7 +5,10 @@
 // bench/results/latest.md and a dated copy, and every repetition's figures
 // (results/<run>.json) with the targets judged from them (lib/targets.mjs).
 //
-//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools]
+//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools] [--check]
+//   --check exits 1 when a target of the postMessage transports is not met in
+//   the median of the repetitions (as `node bench/targets.mjs --check` judges
+//   the run's results/<run>.json), naming each on stderr.
 //   --contenders keeps only those contenders (and the raw floors) on the Node and
 //   Chromium rows, e.g. --contenders weft,birpc: a p50 check alternating weft and
 //   its best peer, without the rest of the table (no heap or stream rows; like
@@ -25,7 +28,7 @@ import { runNative, runWs, NATIVE_TRANSPORTS } from './native/rows.mjs';
 import { runNativeStreams } from './native/streams.mjs';
 import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
-import { targetLines } from './lib/targets.mjs';
+import { checkTargets, targetLines } from './lib/targets.mjs';
 
 // measure.mjs collects the heap before each contender (node --expose-gc, given here).
 v8.setFlagsFromString('--expose-gc');
@@ -160,3 +163,8 @@ fs.writeFileSync(path.join(dir, `${name}.md`), md);
 fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ labels: LABELS, results }) + '\n');
 console.log(md);
 log(`wrote ${partial ? 'the dated copy only (--only/--contenders/--devtools)' : path.join(dir, 'latest.md')}`);
+if (args.includes('--check')) {
+  const { ok, lines: why } = checkTargets(results, LABELS);
+  for (const l of why) log(`targets: ${l}`);
+  process.exitCode = ok ? 0 : 1;
+}

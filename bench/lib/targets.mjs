@@ -100,8 +100,21 @@ export function targetVerdicts(results) {
   return out;
 }
 
-/** Whether a verdict counts as met for `node bench/targets.mjs --check`: in the median at least. */
+/** Whether a verdict counts as met for a check (`--check`): in the median at least. */
 export const metInMedian = (v) => v === 'met' || v === 'met (median)';
+
+/**
+ * The check of `--check` (targets.mjs, run.mjs): ok unless a target with
+ * rows is not met in the median, or none has rows; `lines` says which (for
+ * stderr), and how many were met.
+ */
+export function checkTargets(results, labels) {
+  const all = targetVerdicts(results).filter((v) => v.ratios.length);
+  const short = all.filter((v) => !metInMedian(v.verdict));
+  const lines = short.map((v) => `not met in the median: ${v.target}, ${labels[v.transport] ?? v.transport} (${v.verdict})`);
+  lines.push(all.length ? `${all.length - short.length} of ${all.length} targets met in the median` : 'no target to judge in this run');
+  return { ok: all.length > 0 && short.length === 0, lines };
+}
 
 /** Markdown lines: one table of targetVerdicts(results), a row per target. */
 export function targetLines(results, labels) {
