@@ -15,6 +15,7 @@
 //   the first contender named is the one the others are held against, per repetition
 import fs from 'node:fs';
 import { openBenchPage } from './open.mjs';
+import { alternate, median } from '../lib/stats.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -69,18 +70,13 @@ function chromiumCpu() {
   return out;
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
 const { call, close } = await openBenchPage(TAG);
-const got = Object.fromEntries(libs.map((l) => [l, { rate: [], perCall: {} }]));
+const got = Object.fromEntries(libs.map((l) => [l, { rate: [], load: [], perCall: {} }]));
 const show = (by, calls) => Object.entries(by).filter(([, x]) => x / calls * 1e6 >= 0.5)
   .map(([who, x]) => `${who} ${(x / calls * 1e6).toFixed(1)}`).join(', ');
 try {
   for (let rep = 0; rep < reps; rep++) {
-    for (const lib of rep % 2 ? [...libs].reverse() : libs) {
+    for (const lib of alternate(libs, rep)) {
       const before = chromiumCpu();
       // A frame's process may exit as soon as the frame is removed, at the
       // end of benchOne: read /proc every 100 ms meanwhile and keep what each
@@ -115,7 +111,7 @@ try {
       got[lib].rate.push(r.small.rate);
       for (const [who, s] of Object.entries(by)) (got[lib].perCall[who] ??= []).push(s / calls * 1e6);
       const all = Object.values(by).reduce((a, b) => a + b, 0);
-      (got[lib].load ??= []).push(all / calls * r.small.rate);
+      got[lib].load.push(all / calls * r.small.rate);
       console.log(`rep ${rep + 1} ${lib.padEnd(22)} ${Math.round(r.small.rate).toString().padStart(7)} calls/s; CPU µs per call: ${show(by, calls)}; ` +
         `all ${(all / calls * 1e6).toFixed(1)} (${(all / calls * r.small.rate).toFixed(2)} CPU-s per s)`);
     }

@@ -78,6 +78,8 @@ const TARGETS = [
 ];
 
 const fmt = (x) => x.toFixed(2) + '×';
+// A target as the table and the check name it.
+const targetName = (t) => `${t.name} (${t.lower ? '≤' : '≥'} ${t.target})`;
 
 /** The postMessage transports of `results`, in its order. */
 const postMessageTransports = (results) =>
@@ -94,14 +96,14 @@ export function targetVerdicts(results) {
   for (const t of TARGETS) {
     for (const transport of postMessageTransports(results)) {
       const ratios = perRep(results[transport], t.kind, t.pick).filter(Number.isFinite);
-      out.push({ target: `${t.name} (${t.lower ? '≤' : '≥'} ${t.target})`, transport, ratios, verdict: verdict(ratios, t.target, t.lower) });
+      out.push({ target: targetName(t), transport, ratios, verdict: verdict(ratios, t.target, t.lower) });
     }
   }
   return out;
 }
 
 /** Whether a verdict counts as met for a check (`--check`): in the median at least. */
-export const metInMedian = (v) => v === 'met' || v === 'met (median)';
+const metInMedian = (v) => v === 'met' || v === 'met (median)';
 
 /**
  * The check of `--check` (targets.mjs, run.mjs): ok unless a target with
@@ -125,7 +127,7 @@ export function targetLines(results, labels) {
   lines.push(`| --- |${transports.map(() => ' ---: |').join('')}`);
   const all = targetVerdicts(results);
   for (const t of TARGETS) {
-    const name = `${t.name} (${t.lower ? '≤' : '≥'} ${t.target})`;
+    const name = targetName(t);
     const cells = all.filter((v) => v.target === name).map(({ ratios: rs, verdict: v }) => {
       if (!rs.length) return '—';
       const body = `${fmt(median(rs))} [${fmt(Math.min(...rs))}–${fmt(Math.max(...rs))}]`;
