@@ -2,10 +2,13 @@
 // host that runs its handlers after the receive has returned (the
 // WebAssembly binding) holds a request's answer instead of giving it now,
 // and gives it later exactly as the handler's own answer would have gone.
+// In a batch, the reading pauses after such a member (Peer::pause,
+// Peer::resume), so each handler still runs before the next member is read.
 #include <catch2/catch.hpp>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "peer_loop.h"
 #include "weft/weft.h"
@@ -71,17 +74,154 @@ TEST_CASE("a held error answer goes out as the handler's error would, code, mess
   CHECK(l.sent == answered_now(request, Result<json>(e)));
 }
 
-TEST_CASE("§6: a batch's requests cannot hold their answers; they answer as they are read", "[peer][held]") {
+TEST_CASE("§6: a batch pauses after a member that held its answer; resume reads the next", "[peer][held][pause]") {
   Loop l;
   int held = 0;
   holding(l, held, json(5));
+  const std::string batch = R"([{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method":"m","id":2}])";
+  l.in(batch);
+  CHECK(held == 1);
+  CHECK(l.peer->paused());
+  CHECK(l.peer->answer_held(Result<json>(json(5))));
+  CHECK(l.sent.empty());  // §6: the batch's answers leave together
+  // The last member holds too; nothing is left to pause for.
+  CHECK_FALSE(l.peer->resume());
+  CHECK(held == 2);
+  CHECK_FALSE(l.peer->paused());
+  CHECK(l.sent.empty());
+  CHECK(l.peer->answer_held(Result<json>(json(5))));
+  CHECK(l.sent == answered_now(batch, Result<json>(json(5))));
+  CHECK_FALSE(l.peer->resume());  // none paused: nothing done
+  CHECK(l.diags.empty());
+}
+
+TEST_CASE("§6: a cancel later in a paused batch finds the earlier request answered, as natively", "[peer][held][pause]") {
+  Loop l;
+  int held = 0;
+  holding(l, held);
+  const std::string batch = R"([{"jsonrpc":"2.0","method":"m","id":1},)"
+                            R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}},)"
+                            R"({"jsonrpc":"2.0","method":"m","id":2}])";
+  l.in(batch);
+  REQUIRE(l.peer->paused());
+  CHECK(l.peer->answer_held(Result<json>(json(0))));
+  CHECK_FALSE(l.peer->resume());
+  CHECK(held == 2);
+  CHECK(l.peer->answer_held(Result<json>(json(0))));
+  CHECK(l.sent == answered_now(batch, Result<json>(json(0))));
+}
+
+TEST_CASE("a paused batch's member served later (defer_held) is in flight: a cancel later in the batch reaches it", "[peer][held][pause]") {
+  Loop l;
+  int held = 0;
+  holding(l, held);
+  l.in(R"([{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}])");
+  REQUIRE(l.peer->paused());
+  Reply r = l.peer->defer_held();
+  REQUIRE_FALSE(r.done());
+  bool told = false;
+  r.on_cancel([&told] { told = true; });
+  CHECK_FALSE(l.peer->resume());
+  CHECK(told);
+  REQUIRE(l.sent.size() == 1);
+  const json answers = json::parse(l.sent[0]);
+  REQUIRE(answers.is_array());
+  REQUIRE(answers.size() == 1);
+  CHECK(answers[0]["id"] == 1);
+  CHECK(answers[0]["error"]["code"] == code::kRequestCancelled);
+  r.ok(json(9));  // too late: dropped
+  CHECK(l.sent.size() == 1);
+}
+
+TEST_CASE("resume answers -32603 for a paused member whose held answer the host never gave", "[peer][held][pause]") {
+  Loop l;
+  int held = 0;
+  holding(l, held);
   l.in(R"([{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method":"m","id":2}])");
+  REQUIRE(l.peer->paused());
+  CHECK_FALSE(l.peer->resume());
+  CHECK(l.peer->answer_held(Result<json>(json(2))));
+  REQUIRE(l.sent.size() == 1);
+  const json answers = json::parse(l.sent[0]);
+  REQUIRE(answers.size() == 2);
+  CHECK(answers[0]["id"] == 1);
+  CHECK(answers[0]["error"]["code"] == code::kInternalError);
+  CHECK(answers[0]["error"]["message"] == "Internal error: request dropped without a reply");
+  CHECK(answers[1] == json::parse(R"({"jsonrpc":"2.0","result":2,"id":2})"));
+}
+
+TEST_CASE("close drops what a paused batch had left; resume then does nothing", "[peer][held][pause]") {
+  Loop l;
+  int held = 0;
+  holding(l, held);
+  l.in(R"([{"jsonrpc":"2.0","method":"m","id":1},{"jsonrpc":"2.0","method":"m","id":2}])");
+  REQUIRE(l.peer->paused());
+  l.peer->close();
+  CHECK_FALSE(l.peer->paused());
+  CHECK_FALSE(l.peer->resume());
+  l.peer->answer_held(Result<json>(json(1)));
+  CHECK(held == 1);  // the second member was never read
+  CHECK(l.sent.empty());
+}
+
+TEST_CASE("a notification sink in a batch pauses its reading with Peer::pause", "[peer][held][pause]") {
+  Loop l;
+  std::vector<std::string> order;
+  Peer* peer = l.peer.get();
+  l.peer->notification("n", [&order, peer](const json&) {
+    order.push_back(peer->pause() ? "n paused" : "n ran");
+  });
+  l.peer->method("m", SyncHandler([&order](const json&) -> Result<json> {
+                   order.push_back("m");
+                   return json(1);
+                 }));
+  l.in(R"([{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"m","id":1}])");
+  CHECK(order == std::vector<std::string>{"n paused"});
+  CHECK(l.peer->paused());
+  CHECK(l.sent.empty());
+  CHECK_FALSE(l.peer->resume());
+  CHECK(order == std::vector<std::string>{"n paused", "m"});
+  REQUIRE(l.sent.size() == 1);
+  CHECK(json::parse(l.sent[0]) == json::parse(R"([{"jsonrpc":"2.0","result":1,"id":1}])"));
+}
+
+TEST_CASE("a batch read inside a handler does not pause: its members answer as they are read", "[peer][held][pause]") {
+  Loop l;
+  int held = 0;
+  holding(l, held, json(5));
+  l.peer->method("outer", SyncHandler([&l](const json&) -> Result<json> {
+                   l.in(R"([{"jsonrpc":"2.0","method":"m","id":10},{"jsonrpc":"2.0","method":"m","id":11}])");
+                   return json("outer");
+                 }));
+  l.in(R"({"jsonrpc":"2.0","method":"outer","id":1})");
+  CHECK(held == 0);
+  CHECK_FALSE(l.peer->paused());
+  REQUIRE(l.sent.size() == 2);
+  CHECK(json::parse(l.sent[0]) ==
+        json::parse(R"([{"jsonrpc":"2.0","result":5,"id":10},{"jsonrpc":"2.0","result":5,"id":11}])"));
+  CHECK(json::parse(l.sent[1]) == json::parse(R"({"jsonrpc":"2.0","result":"outer","id":1})"));
+}
+
+TEST_CASE("while a batch is paused, a batch received in its member's handler does not pause", "[peer][held][pause]") {
+  Loop l;
+  int held = 0;
+  holding(l, held, json(5));
+  Peer* peer = l.peer.get();
+  l.peer->notification("n", [peer](const json&) { CHECK(peer->pause()); });
+  l.in(R"([{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"m","id":1}])");
+  REQUIRE(l.peer->paused());
+  // The host runs n's handler, which receives a batch of its own: no
+  // answer is held, yet its members answer now.
+  l.in(R"([{"jsonrpc":"2.0","method":"m","id":10},{"jsonrpc":"2.0","method":"m","id":11}])");
   CHECK(held == 0);
   REQUIRE(l.sent.size() == 1);
   CHECK(json::parse(l.sent[0]) ==
-        json::parse(R"([{"jsonrpc":"2.0","result":5,"id":1},{"jsonrpc":"2.0","result":5,"id":2}])"));
-  Result<json> none(json(1));
-  CHECK_FALSE(l.peer->answer_held(std::move(none)));
+        json::parse(R"([{"jsonrpc":"2.0","result":5,"id":10},{"jsonrpc":"2.0","result":5,"id":11}])"));
+  CHECK_FALSE(l.peer->resume());
+  CHECK(held == 1);
+  CHECK(l.peer->answer_held(Result<json>(json(5))));
+  REQUIRE(l.sent.size() == 2);
+  CHECK(json::parse(l.sent[1]) == json::parse(R"([{"jsonrpc":"2.0","result":5,"id":1}])"));
 }
 
 TEST_CASE("one answer is held at a time: a message received meanwhile is answered now", "[peer][held]") {

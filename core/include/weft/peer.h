@@ -116,12 +116,14 @@ class Deferral {
   // Leaves the answer to Peer::answer_held() or Peer::defer_held(), which
   // the host calls once the receive has returned: a host that runs its
   // handlers off its own stack (the WebAssembly binding, where an Error a
-  // JS handler makes would otherwise capture the module's frames). Only
-  // for a message received alone while no other answer is held: false
-  // otherwise (in a batch, whose answers are gathered as it is read, §6),
-  // and the handler answers now or takes its Reply, as if it had not asked.
-  // A held request is not in flight for $/cancelRequest, as one answered
-  // now is not; it answers as the handler's own answer would have.
+  // JS handler makes would otherwise capture the module's frames). For a
+  // message received alone, or a member of a batch whose reading then
+  // pauses (Peer::pause: the host gives the answer, then calls resume()),
+  // while no other answer is held. False otherwise (a batch read inside
+  // another handler, say), and the handler answers now or takes its Reply,
+  // as if it had not asked. A held request is not in flight for
+  // $/cancelRequest, as one answered now is not; it answers as the
+  // handler's own answer would have.
   virtual bool hold() = 0;
 
  protected:
@@ -422,6 +424,29 @@ class Peer {
   // The held request as one served asynchronously instead: its Reply, as
   // Deferral::reply() would have given it (done when none is held).
   Reply defer_held();
+  // Called by a handler the core is running, whose host will run the
+  // handler's work once the receive has returned instead (Deferral::hold
+  // asks the same for a method): true when the order of handlers survives
+  // that. It does for a message received alone; and for a member of the
+  // batch the outermost receive is reading, which then reads no further
+  // member (paused() is true once the receive returns) until resume(), so
+  // each handler still runs before the next member is read (§6; a
+  // $/cancelRequest later in the batch finds what it would natively).
+  // False for a member of a batch read inside a handler or a completion,
+  // or while another batch is paused, or when one member already asked: that
+  // handler runs now. A host that never calls this or hold() never sees a
+  // pause.
+  bool pause();
+  // Whether a batch's reading is paused (pause()).
+  bool paused() const;
+  // Reads on in the paused batch, after the host has run the handler it
+  // paused for and given its held answer, if any (one still held is
+  // answered -32603 here, as a handler that gave none). Call it before
+  // receiving anything else, or messages received meanwhile are served
+  // before the batch's rest. Returns paused() after: true when a later
+  // member paused it again. False, doing nothing, when none is paused
+  // (close() drops what a paused batch had left).
+  bool resume();
   // The transport or codec failed to produce a document (parse error, oversize
   // frame): answers an error response with id null, as §5 requires.
   void receive_error(const Error& e);

@@ -258,6 +258,39 @@ void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
   }
 }
 
+// Reads batch `batch`'s members `items` from `from` on, in order (§6 leaves
+// the order to the server; each handler runs before the next member is
+// read, so a $/cancelRequest later in the batch finds the requests before
+// it answered, or in flight if they answer later). The outermost batch
+// being read may pause after a member whose handler the host runs once the
+// receive has returned (Peer::pause): its other members go to
+// PeerState::paused, for Peer::resume, which reads on from there. Out of
+// line: receive and resume share one copy.
+[[gnu::noinline]] void read_batch(PeerState& s, std::vector<Item>& items, std::uint64_t batch, std::size_t from) {
+  const bool outermost = s.reading == 0 && s.running == 0 && s.paused.batch == 0;
+  if (outermost) s.reading = batch;
+  // A handler may close the Peer: what is left of the batch is not served.
+  for (std::size_t i = from; i < items.size() && !s.closed; ++i) {
+    process(s, items[i], batch, i);
+    if (!s.pause_asked) continue;
+    s.pause_asked = false;
+    if (i + 1 == items.size() || s.closed) break;  // nothing left to wait for
+    s.reading = 0;
+    s.paused.batch = batch;
+    s.paused.next = i + 1;
+    std::swap(s.paused.items, items);  // the vectors trade places: no copy, no allocation
+    return;
+  }
+  if (outermost) s.reading = 0;
+  // Release the guard; if every answer is already in, the batch leaves now.
+  s.release_batch(batch);
+}
+
+// A held answer the host did not give (Peer::resume).
+WEFT_COLD void answer_dropped(Peer& p) {
+  p.answer_held(Error(code::kInternalError, "Internal error: request dropped without a reply"));
+}
+
 }  // namespace
 
 void Peer::receive(Incoming&& in) {
@@ -265,18 +298,40 @@ void Peer::receive(Incoming&& in) {
   PeerState& s = *self;
   if (s.closed) return received_after_close(s);
   if (!admit(s, in)) return;
-
-  std::uint64_t batch = 0;
-  if (in.batch) {
-    batch = s.next_batch++;
-    auto& acc = s.batches[batch];
-    acc.slots.resize(in.items.size());
-    acc.remaining = 1;  // guard: nothing leaves before every element is dispatched
+  if (!in.batch) {
+    for (Item& item : in.items) process(s, item, 0, 0);
+    return;
   }
-  // A handler may close the Peer: what is left of the batch is not served.
-  for (std::size_t i = 0; i < in.items.size() && !s.closed; ++i) process(s, in.items[i], batch, i);
-  // Release the guard; if every answer is already in, the batch leaves now.
-  if (batch) s.release_batch(batch);
+  const std::uint64_t batch = s.next_batch++;
+  auto& acc = s.batches[batch];
+  acc.slots.resize(in.items.size());
+  acc.remaining = 1;  // guard: nothing leaves before every element is dispatched
+  read_batch(s, in.items, batch, 0);
+}
+
+bool Peer::pause() {
+  PeerState& s = *s_;
+  return s.dispatching == 0 || s.pause_reading(s.dispatching);
+}
+
+bool Peer::paused() const { return s_->paused.batch != 0; }
+
+bool Peer::resume() {
+  auto self = s_;  // a handler may destroy the Peer; keep the state alive
+  PeerState& s = *self;
+  const std::uint64_t batch = s.paused.batch;
+  if (batch == 0) return false;
+  s.paused.batch = 0;
+  // The member before held its answer and the host did not give it: it is
+  // answered as a DeferrableHandler that gave none is (serving.cpp), rather
+  // than holding the batch open for ever.
+  if (s.held.active && s.held.batch == batch) answer_dropped(*this);
+  std::vector<Item> items;
+  std::swap(items, s.paused.items);
+  read_batch(s, items, batch, s.paused.next);
+  items.clear();
+  if (s.paused.batch == 0) std::swap(items, s.paused.items);  // its capacity serves the next pause
+  return s.paused.batch != 0;
 }
 
 void Peer::receive(Item&& item) {
@@ -315,6 +370,8 @@ void Peer::close(std::optional<Error> reason) {
     }
   s.openings.clear();
   s.serving_ids.clear();
+  s.paused.batch = 0;  // what a paused batch had left is not read (resume)
+  s.paused.items.clear();
   auto batches = std::move(s.batches);
   s.batches.clear();
   for (auto& [n, acc] : batches)

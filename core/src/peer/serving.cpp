@@ -205,7 +205,9 @@ class Later final : public Deferral {
   }
   bool taken() const override { return taken_; }
   bool hold() override {
-    if (taken_ || batch_ != 0 || s_.held.active) return false;
+    // A batch's member only when the batch's reading pauses after it, so
+    // that the next member is read once this one is answered (Peer::resume).
+    if (taken_ || s_.held.active || (batch_ != 0 && !s_.pause_reading(batch_))) return false;
     taken_ = true;
     PeerState::Held& h = s_.held;
     h.active = true;
@@ -214,6 +216,8 @@ class Later final : public Deferral {
     else h.method = method_;
     h.out = std::move(out_);
     h.started_us = started_us_;
+    h.batch = batch_;
+    h.index = index_;
     return true;
   }
 
@@ -424,7 +428,7 @@ void dispatch(PeerState& s, std::string& method, std::optional<json>& params, co
 
   // The handler is called in place: one that re-registers or removes its
   // own method meanwhile leaves the old registration in PeerState::retired.
-  const PeerState::Running running(s);
+  const PeerState::Running running(s, batch);
   if (r.notification) return notify(c, r, p);
   if (r.sync) return run_sync(c, r, p);
   if (r.deferrable) return run_deferrable(c, r, p, std::move(out));
@@ -454,7 +458,7 @@ bool Peer::answer_held(Result<json>&& answer) {
   detail::PeerState::Held h;
   if (!take_held(s, h)) return false;
   // Answered as run_deferrable answers what a handler returns at once.
-  const detail::Call c{s, h.method, h.request ? &h.id : nullptr, 0, 0, h.started_us};
+  const detail::Call c{s, h.method, h.request ? &h.id : nullptr, h.batch, h.index, h.started_us};
   detail::answer_now(c, answer);
   return true;
 }
@@ -463,7 +467,7 @@ Reply Peer::defer_held() {
   detail::PeerState& s = *s_;
   detail::PeerState::Held h;
   if (!take_held(s, h)) return Reply();
-  return s.make_reply(s.serve(h.request ? &h.id : nullptr, 0, 0, std::move(h.out), h.started_us));
+  return s.make_reply(s.serve(h.request ? &h.id : nullptr, h.batch, h.index, std::move(h.out), h.started_us));
 }
 
 }  // namespace weft

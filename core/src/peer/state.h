@@ -132,15 +132,21 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
   // outermost handler has returned.
   std::size_t running = 0;
   std::vector<Methods::node_type> retired;
-  // RAII: a handler is running.
+  // RAII: a handler is running, for a message of batch `batch` (0: one
+  // received alone; see `dispatching`).
   struct Running {
-    explicit Running(PeerState& s) : s_(s) { ++s_.running; }
+    Running(PeerState& s, std::uint64_t batch) : s_(s), was_(s.dispatching) {
+      ++s_.running;
+      s_.dispatching = batch;
+    }
     ~Running() {
+      s_.dispatching = was_;
       if (--s_.running == 0 && !s_.retired.empty()) s_.retired.clear();
     }
     Running(const Running&) = delete;
     Running& operator=(const Running&) = delete;
     PeerState& s_;
+    std::uint64_t was_;
   };
   // Peer::method/notification/remove (see `retired`).
   void register_method(std::string name, Registered r);
@@ -173,7 +179,34 @@ struct PeerState : std::enable_shared_from_this<PeerState> {
     std::string method;    // a notification's, for its failure's diagnostic
     std::unique_ptr<StreamOut> out;
     std::int64_t started_us = -1;
+    std::uint64_t batch = 0;  // a member of a paused batch: where its answer goes (§6)
+    std::size_t index = 0;
   } held;
+  // Reading a batch (peer.cpp read_batch). `reading`: the batch the
+  // outermost receive is reading (0: none), the only one that may pause
+  // after a member whose handler the host runs once the receive has
+  // returned (Peer::pause, Deferral::hold). `dispatching`: the batch of the
+  // message being dispatched now (0: one received alone), so that a pause
+  // asked for by a handler of some other message (nested in a handler, or
+  // in a completion) is refused. `pause_asked`: the member being read asked.
+  // `paused`: a paused batch's members from `next` on, which Peer::resume
+  // reads; batch 0 when none is paused (`items` then keeps its capacity).
+  std::uint64_t reading = 0;
+  std::uint64_t dispatching = 0;
+  bool pause_asked = false;
+  struct Paused {
+    std::uint64_t batch = 0;
+    std::size_t next = 0;
+    std::vector<Item> items;
+  } paused;
+  // Asks that the batch being read pause after the member now dispatched
+  // (of batch `batch`): true when it will (it is `reading`'s, and none has
+  // asked yet).
+  bool pause_reading(std::uint64_t batch) {
+    if (batch == 0 || batch != reading || batch != dispatching || pause_asked) return false;
+    pause_asked = true;
+    return true;
+  }
   std::uint64_t next_batch = 1;
   std::int64_t next_id = 1;
   bool closed = false;
