@@ -19,7 +19,7 @@ import { forget, hosts, ready, whenLoaded } from './module.js';
 import { postRequest, sendFailed } from './outgoing.js';
 import { Outbound, inboundMark, unwindInbound } from './payloads.js';
 import { ownTimeouts, requestWithRetry } from './retry.js';
-import { register, runQueued } from './serving.js';
+import { register, runBatch, runQueued } from './serving.js';
 import { ChunkStream } from './stream.js';
 import { DeadlineTimer, callClock, systemClock } from './timer.js';
 import { takeShort } from './short.js';
@@ -175,7 +175,8 @@ export class Endpoint {
           describe(base, data, 0);
         }
         X._weft_receive(this.h, n, single ? 0 : 1);
-        runQueued(this);
+        if (single) runQueued(this);
+        else runBatch(this, status(A.STATUS_PAUSED));
       }
     } catch (e) {
       this._diag('BadMessage', 'message dropped: ' + (e?.message ?? e));

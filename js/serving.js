@@ -101,6 +101,24 @@ export function runQueued(ep) {
   dispatch(ep, fn, status(A.STATUS_QUEUED_TOKEN), params);
 }
 
+// A batch's handlers, one per member as the core reads them (queued.cpp):
+// while the core pauses after a member (`paused`: STATUS_PAUSED, read before
+// the handler runs, as its own receives rewrite it), weft_resume reads the
+// next. Whatever runQueued does, the batch is not left paused.
+export function runBatch(ep, paused) {
+  let failed;
+  for (;;) {
+    try {
+      runQueued(ep);
+    } catch (e) {
+      failed ??= [e];  // the core answers a held request left unanswered (Peer::resume)
+    }
+    if (!paused || !ep.h) break;
+    paused = X._weft_resume(ep.h);
+  }
+  if (failed) throw failed[0];
+}
+
 // The answer's payload handle goes to the core, which sends or discards it.
 function reply(ep, token, v) {
   ep.serving[token] = undefined;  // a token >= 0: a promise's answer

@@ -192,12 +192,15 @@
 // POST_REQUEST: after weft_call, 1 when the call's request is the caller's
 // to post (PeerOptions::send_request ran: the core sends it now, as the
 // caller gave it), 0 when nothing is to be posted. QUEUED_*: after
-// weft_request, weft_notification and weft_receive, the handler the core
-// dispatched for a message received alone, which JS runs now that the
-// export has returned (wasm/queued.cpp): FN the handler (-1: none), TOKEN
+// weft_request, weft_notification, weft_receive and weft_resume, the
+// handler the core dispatched for a message (or a batch's member), which JS
+// runs now that the export has returned (wasm/queued.cpp): FN the handler (-1: none), TOKEN
 // TOKEN_HELD (a method's) or TOKEN_NOTIFICATION (a notification's), SLOT, TEXT_P
 // and TEXT_N its params as js_dispatch gives them (the text is kept until
-// the next such export).
+// the next such export). PAUSED: after weft_receive of a batch, 1 when the
+// batch paused after the member whose handler is queued (Peer::pause): JS
+// runs it, then calls weft_resume (which returns the same for the next);
+// else 0.
 #define WEFT_ABI_STATUS(X) \
   X(STATUS_DEADLINE, 0)     \
   X(STATUS_ERROR_LENGTH, 1) \
@@ -207,7 +210,8 @@
   X(STATUS_QUEUED_SLOT, 5)  \
   X(STATUS_QUEUED_TEXT_P, 6) \
   X(STATUS_QUEUED_TEXT_N, 7) \
-  X(STATUS_SIZE, 8)
+  X(STATUS_PAUSED, 8)       \
+  X(STATUS_SIZE, 9)
 
 // weft::Role (peer.h), by value.
 #define WEFT_ABI_ROLES(X) \

@@ -193,11 +193,12 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
         std::move(spec));
     return 1;
   }
-  // A message received alone: its handler runs once the export has
-  // returned (queued.cpp). Otherwise (a batch) it runs now, answered now
-  // when it returns a value; its Reply is taken only when JS asks for the
-  // token (weft_defer): a promise, a throw, the context's sink, progress
-  // or state.
+  // The handler runs once the export has returned (queued.cpp), a batch's
+  // one member at a time. When it cannot (a message received inside
+  // another's handler, say) it runs now, answered now when it returns a
+  // value; its Reply is taken only when JS asks for the token
+  // (weft_defer): a promise, a throw, the context's sink, progress or
+  // state.
   x->peer->method(
       std::move(name),
       DeferrableHandler([h, fn](json& params, Deferral& later, const CallInfo&) -> std::optional<Result<json>> {
@@ -326,11 +327,11 @@ EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double
   Host* x = host(h);
   if (!x || !exact_int_id(id)) return 0;
   x->undecodable_run = 0;
-  const bool alone = begin_alone(*x);
+  const bool queues = begin_receive(*x);
   x->peer->receive(Item(std::in_place_type<Request>,
                         Request{Id::integer(static_cast<std::int64_t>(id)), std::string(input().data(), mlen),
                                 params_of(pkind, pa)}));
-  end_alone(h, alone);
+  end_receive(h, queues);
   return 1;
 }
 
@@ -344,10 +345,10 @@ EMSCRIPTEN_KEEPALIVE int weft_notification(int h, std::size_t mlen, double pkind
   Host* x = host(h);
   if (!x) return 0;
   x->undecodable_run = 0;
-  const bool alone = begin_alone(*x);
+  const bool queues = begin_receive(*x);
   x->peer->receive(Item(std::in_place_type<Notification>,
                         Notification{std::string(input().data(), mlen), params_of(pkind, pa)}));
-  end_alone(h, alone);
+  end_receive(h, queues);
   return 1;
 }
 
@@ -356,12 +357,13 @@ EMSCRIPTEN_KEEPALIVE int weft_notification(int h, std::size_t mlen, double pkind
 EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   Host* x = host(h);
   g_status[abi::STATUS_QUEUED_FN] = -1;
+  g_status[abi::STATUS_PAUSED] = 0;
   if (!x) return -1;
   x->undecodable_run = 0;
   if (count == 1 && !batch) {  // one message: no vector of items at all
-    const bool alone = begin_alone(*x);
+    const bool queues = begin_receive(*x);
     x->peer->receive(read_descriptor(descriptors(abi::D_SIZE), input().data()));
-    end_alone(h, alone);
+    end_receive(h, queues);
     if (!(x = host(h))) return -1;
     return note_deadline(x);
   }
@@ -383,14 +385,37 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
   in.items.reserve(static_cast<std::size_t>(count));
   const double* d = descriptors(static_cast<std::size_t>(count) * abi::D_SIZE);
   for (int i = 0; i < count; ++i) append_described(in.items, d + i * abi::D_SIZE, input().data());
+  // Paused by this receive, not before it (a receive nested in the handler
+  // of a paused batch's member): JS resumes the batch it paused.
+  const bool was_paused = x->peer->paused();
+  const bool queues = begin_receive(*x);
   x->peer->receive(std::move(in));
   if (reuse) {
+    // A pause trades vectors with the core's (Peer::resume keeps that one's
+    // capacity): from the second pause on, kept gets back one with room.
     kept.items.clear();
+    if (kept.items.capacity() < 4) kept.items.reserve(4);
     busy = false;
   }
-  g_status[abi::STATUS_QUEUED_FN] = -1;  // a batch's handlers ran (and a nested receive's was taken)
+  end_receive(h, queues);
   if (!(x = host(h))) return -1;
+  g_status[abi::STATUS_PAUSED] = !was_paused && x->peer->paused() ? 1 : 0;
   return note_deadline(x);
+}
+
+// Reads on in the batch whose reading paused (STATUS_PAUSED) once JS has
+// run the handler queued for it: Peer::resume. The next member's handler is
+// queued as weft_receive queues it (STATUS_QUEUED_*). Returns 1 when the
+// batch paused again, after that member. No deadline moves: reading only
+// settles calls, and a call a handler makes sets its own (weft_call).
+EMSCRIPTEN_KEEPALIVE int weft_resume(int h) {
+  Host* x = host(h);
+  g_status[abi::STATUS_QUEUED_FN] = -1;
+  if (!x) return 0;
+  const bool queues = begin_receive(*x);
+  const bool paused = x->peer->resume();
+  end_receive(h, queues);
+  return paused && host(h) ? 1 : 0;
 }
 
 EMSCRIPTEN_KEEPALIVE const char* weft_error() { return g_err.c_str(); }

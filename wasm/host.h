@@ -35,11 +35,11 @@ struct Host {
   // the request (abi.h STATUS_POST_REQUEST).
   bool calling = false;
   bool post_request = false;
-  // The export receiving now takes one message alone (not a batch): the
-  // handler the core dispatches for it is left in `queued` for JS to run
-  // once the export has returned (queued.cpp), so that what the handler
-  // does (an Error's stack above all) has none of the module's frames
-  // under it. fn < 0: none queued.
+  // The export receiving now may leave the handler the core dispatches (a
+  // message's, or a batch member's, the core pausing the batch for it) in
+  // `queued` for JS to run once the export has returned (queued.cpp), so
+  // that what the handler does (an Error's stack above all) has none of
+  // the module's frames under it. fn < 0: none queued.
   bool off_stack = false;
   struct Queued {
     int fn = -1;
@@ -91,17 +91,19 @@ void js_discard_records(int h, Outgoing& o);
 double js_dispatch_call(int h, int fn, int token, double slot, const std::string& text);
 
 // -- handlers run off the module's stack (queued.cpp) -------------------------
-// An export about to receive one message alone: true when its dispatch may
-// be queued (none queued yet by an outer export still running).
-bool begin_alone(Host& x);
-// After that receive (`mine`: what begin_alone returned; `h` looked up
+// An export about to receive (a message, a batch, or a paused batch's
+// rest): true when a dispatch may be queued (none queued yet by an outer
+// export still running).
+bool begin_receive(Host& x);
+// After that receive (`mine`: what begin_receive returned; `h` looked up
 // again): publishes the queued handler in the status array
 // (STATUS_QUEUED_*), or none.
-void end_alone(int h, bool mine);
+void end_receive(int h, bool mine);
 // Inside a handler the core dispatches (`later`: a method's, null for a
 // notification sink's): if the export leaves this dispatch to JS and the
-// core holds the answer (Deferral::hold), queues handler `fn` with params
-// `slot` (and `x.tmp`) and returns true; false: run it now.
+// core holds the answer (Deferral::hold) or, for a notification, lets it
+// run later (Peer::pause; both pause a batch after it), queues handler `fn`
+// with params `slot` (and `x.tmp`) and returns true; false: run it now.
 bool queue_dispatch(Host& x, int fn, double slot, Deferral* later);
 // The core answers request `token` (-32800) if it is cancelled; JS is told
 // first (js_cancelled_call) and the token freed.

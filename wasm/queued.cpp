@@ -1,19 +1,23 @@
-// Handlers run off the module's stack. When an export receives one message
-// alone (weft_request, weft_notification, weft_receive of one message), the
-// handler the core dispatches for it is not called from inside the core:
-// a request's answer is held (Deferral::hold), the handler is left in
-// Host::queued, and JS runs it once the export has returned
-// (STATUS_QUEUED_*, js/serving.js runQueued), answering through weft_reply*
-// with TOKEN_HELD (Peer::answer_held), or taking a token for later
-// (weft_defer_held). A handler thus runs with none of the module's frames
-// under it: V8 captures an Error made there (an RPCError thrown, most often)
-// without walking them (bench/README.md, "Handlers off the module's stack").
+// Handlers run off the module's stack. When an export receives a message
+// (weft_request, weft_notification, weft_receive), the handler the core
+// dispatches for it is not called from inside the core: a request's answer
+// is held (Deferral::hold), the handler is left in Host::queued, and JS runs
+// it once the export has returned (STATUS_QUEUED_*, js/serving.js
+// runQueued), answering through weft_reply* with TOKEN_HELD
+// (Peer::answer_held), or taking a token for later (weft_defer_held). A
+// handler thus runs with none of the module's frames under it: V8 captures
+// an Error made there (an RPCError thrown, most often) without walking them
+// (bench/README.md, "Handlers off the module's stack").
 //
-// A batch's handlers still run inside the core, one after another as it
-// reads the batch (§6): a cancel later in the batch must find the earlier
-// requests answered, as it does natively. So does a message received while
-// another's answer is held or its handler not yet published (a receive
-// nested in a hook or in a handler): one is queued per Host at a time.
+// A batch is read one handler at a time: the core pauses its reading after
+// the member whose handler is queued (Peer::pause, STATUS_PAUSED), and JS
+// runs the handler, then calls weft_resume, which reads on to the next. So
+// each handler still runs before the next member is read (§6), and a cancel
+// later in the batch finds the earlier requests answered, as it does
+// natively. One handler is queued per Host at a time: a message received
+// while another's answer is held or its handler not yet published (a
+// receive nested in a hook or in a handler), or a batch read inside a
+// handler, has its handlers run inside the core, as natively.
 #include <cstdint>
 #include <utility>
 
@@ -23,12 +27,12 @@
 
 namespace weft::wasm {
 
-bool begin_alone(Host& x) {
+bool begin_receive(Host& x) {
   x.off_stack = x.queued.fn < 0;
   return x.off_stack;
 }
 
-void end_alone(int h, bool mine) {
+void end_receive(int h, bool mine) {
   Host* x = host(h);
   if (!x || !mine || x->queued.fn < 0) {
     g_status[abi::STATUS_QUEUED_FN] = -1;
@@ -46,7 +50,8 @@ void end_alone(int h, bool mine) {
 }
 
 bool queue_dispatch(Host& x, int fn, double slot, Deferral* later) {
-  if (!x.off_stack || (later && !later->hold())) return false;
+  // hold() pauses a batch's reading as pause() does (weft/peer.h).
+  if (!x.off_stack || !(later ? later->hold() : x.peer->pause())) return false;
   x.off_stack = false;  // one per export: the message's own dispatch
   Host::Queued& q = x.queued;
   q.fn = fn;

@@ -1,7 +1,8 @@
 // Handlers off the module's stack (wasm/queued.cpp): the handler of a
-// message received alone runs once the module's export has returned, so
-// nothing of the module is under it; a batch's handlers run inside the
-// core, in the batch's order (§6). Either way every answer is the one the
+// message runs once the module's export has returned, so nothing of the
+// module is under it; a batch's one member at a time, the core pausing its
+// reading after each (Peer::pause), so they run in the batch's order and
+// each before the next member is read (§6). Every answer is the one the
 // native core gives (tests/js/differential.test.mjs); these cases pin what
 // the queue itself must keep: the stack, re-entry, cancellation, params
 // the core rebuilt, and an endpoint gone while its handler runs.
@@ -84,6 +85,105 @@ test('§6: a batch\'s handlers run in its order, and a cancel later in the batch
     assert.deepEqual(order, ['a', 'b']);
     assert.deepEqual(s.diags, []);
   } finally { s.close(); }
+});
+
+test('§6: a batch\'s handlers run one by one, in its order, with no frame of the module under them', T, async () => {
+  await ready;
+  const seen = [];
+  const s = served((srv) => {
+    srv.method('where', ([n]) => { seen.push([n, stackHere()]); return n; });
+    srv.onNotify('note', ([n]) => { seen.push([n, stackHere()]); });
+  });
+  try {
+    s.send([{ jsonrpc: '2.0', method: 'where', params: [1], id: 1 }, { jsonrpc: '2.0', method: 'note', params: [2] },
+      { jsonrpc: '2.0', method: 'where', params: [3], id: 'three' }]);
+    assert.deepEqual(await s.next(), [{ jsonrpc: '2.0', result: 1, id: 1 }, { jsonrpc: '2.0', result: 3, id: 'three' }]);
+    assert.deepEqual(seen.map(([n]) => n), [1, 2, 3]);
+    for (const [n, stack] of seen) assert.doesNotMatch(stack, MODULE_FRAME, `handler stack for member ${n}:\n${stack}`);
+    assert.deepEqual(s.diags, []);
+  } finally { s.close(); }
+});
+
+test('§6: an RPCError with data thrown by a batch\'s member answers that member; the next member answers its own result', T, async () => {
+  await ready;
+  let stack;
+  const s = served((srv) => {
+    srv.method('fail', (p) => {
+      const e = new RPCError(p.code, p.message, p.data);
+      stack = e.stack;
+      throw e;
+    });
+    srv.method('sum', ([a, b]) => a + b);
+  });
+  try {
+    s.send([{ jsonrpc: '2.0', method: 'fail', params: { code: 7, message: 'seven', data: [7] }, id: 'f' },
+      { jsonrpc: '2.0', method: 'sum', params: [1, 2], id: 'ok' }]);
+    assert.deepEqual(await s.next(), [{ jsonrpc: '2.0', error: { code: 7, message: 'seven', data: [7] }, id: 'f' },
+      { jsonrpc: '2.0', result: 3, id: 'ok' }]);
+    assert.doesNotMatch(stack, MODULE_FRAME);
+  } finally { s.close(); }
+});
+
+test('§6: a cancel later in the batch reaches an earlier member still in flight: its signal aborts, it answers -32800', T, async () => {
+  await ready;
+  let aborted = false;
+  const s = served((srv) => {
+    srv.method('slow', (_p, ctx) => {
+      ctx.signal.addEventListener('abort', () => { aborted = true; });
+      return new Promise(() => {});
+    });
+    srv.method('ping', () => 'pong');
+  });
+  try {
+    s.send([{ jsonrpc: '2.0', method: 'slow', id: 1 }, { jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 1 } },
+      { jsonrpc: '2.0', method: 'ping', id: 2 }]);
+    const [cancelled, pong] = await s.next();
+    assert.equal(cancelled.id, 1);
+    assert.equal(cancelled.error.code, -32800);
+    assert.deepEqual(pong, { jsonrpc: '2.0', result: 'pong', id: 2 });
+    assert.equal(aborted, true);
+  } finally { s.close(); }
+});
+
+test('a batch\'s member that destroys its endpoint: the rest of the batch is not read, and nothing is sent', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const posted = [];
+  const post = port1.postMessage.bind(port1);
+  port1.postMessage = (m) => { posted.push(m); post(m); };
+  const server = new JSONRPCServer(portTransport(port1, { pack: false }));
+  const ran = [];
+  let done;
+  const quit = new Promise((r) => { done = r; });
+  server.method('quit', () => { ran.push('quit'); server.destroy(); done(); return 'bye'; });
+  server.method('after', () => { ran.push('after'); return 1; });
+  port2.postMessage([{ jsonrpc: '2.0', method: 'quit', id: 1 }, { jsonrpc: '2.0', method: 'after', id: 2 }]);
+  await quit;
+  await new Promise((r) => setImmediate(r));
+  port2.close();
+  assert.deepEqual(ran, ['quit']);
+  assert.deepEqual(posted, []);
+});
+
+test('a batch received inside a batch member\'s handler is answered whole, and then the outer batch', T, async () => {
+  await ready;
+  const [pa, pb] = syncPorts();
+  const a = new Peer(portTransport(pa, { pack: false }));
+  const b = new Peer(portTransport(pb, { pack: false }));
+  try {
+    const inner = [];
+    // a's batch member pokes b, which sends a a batch of its own before the member returns.
+    a.method('outer', ([n]) => { a.notify('poke', [n]); return `outer ${n}`; });
+    a.method('inner', ([n]) => `inner ${n}`);
+    b.onNotify('poke', ([n]) => {
+      for (const p of b.batch([{ method: 'inner', params: [n] }, { method: 'inner', params: [n + 10] }])) p.then((v) => inner.push(v));
+    });
+    const outer = await Promise.all(b.batch([{ method: 'outer', params: [1] }, { method: 'outer', params: [2] }]));
+    assert.deepEqual(outer, ['outer 1', 'outer 2']);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(inner, ['inner 1', 'inner 11', 'inner 2', 'inner 12']);
+    assert.equal(a.stats().pending + b.stats().pending, 0);
+  } finally { a.destroy(); b.destroy(); }
 });
 
 test('a queued handler that throws an RPCError answers with its code, message and data, and its stack is the handler\'s own', T, async () => {
