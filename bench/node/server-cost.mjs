@@ -6,6 +6,8 @@
 // carries (bench/README.md). --shape notification: the same without an id
 // ({"jsonrpc":"2.0","method":"add","params":{"a":1,"b":2}}), which each
 // server runs and never answers (not with --cold, which awaits answers).
+// --shape batch: each message a batch (§6) of 4 such requests, answered as
+// one array; the time is per request, as for the others.
 // Per request: elapsed ÷ N, in runs of N (200,000) after three of a quarter
 // as many to warm up; the minimum of the runs is printed with all of them. Servers: weft, json-rpc-2.0, and two that are not
 // peers: 'raw (JSON-RPC objects)' (no library) and 'wasm floor' (the least a
@@ -51,17 +53,20 @@ const libs = (args[0] ?? 'weft,json-rpc-2.0').split(',');
 const SIDES = { server: ['weft', 'json-rpc-2.0', 'raw (JSON-RPC objects)', 'wasm floor'], client: ['weft', 'json-rpc-2.0'] };
 if (!SIDES[side]) throw new Error(`--side ${side}: server or client`);
 for (const lib of libs) if (!SIDES[side].includes(lib)) throw new Error(`${lib}: one of ${SIDES[side].join(', ')}`);
-if (!['object', 'tuple', 'notification'].includes(shape)) throw new Error(`--shape ${shape}: object, tuple or notification`);
+if (!['object', 'tuple', 'notification', 'batch'].includes(shape)) throw new Error(`--shape ${shape}: object, tuple, notification or batch`);
 const noted = shape === 'notification';
 if (noted && (cold || side !== 'server')) throw new Error('--shape notification: a server, without --cold');
+const B = shape === 'batch' ? 4 : 1;  // requests per message
+if (B > 1 && (cold || side !== 'server')) throw new Error('--shape batch: a server, without --cold');
 if (failing && side === 'server' && (cold || libs.some((l) => l !== 'weft' && l !== 'json-rpc-2.0')))
   throw new Error('--answer error on the server side: weft or json-rpc-2.0, without --cold');
 
 const served = failing ? 'fail' : 'add';
+const object = (id) => ({ jsonrpc: '2.0', method: served, params: { a: 1, b: 2 }, id });
 const request = shape === 'tuple'
   ? (id) => [0n, id, served, { a: 1, b: 2 }]
   : noted ? () => ({ jsonrpc: '2.0', method: served, params: { a: 1, b: 2 } })
-    : (id) => ({ jsonrpc: '2.0', method: served, params: { a: 1, b: 2 }, id });
+    : B > 1 ? (id) => Array.from({ length: B }, (_, k) => object(B * id + k)) : object;
 const turn = () => new Promise((r) => setImmediate(r));
 
 // The code for --cold: F functions of 3,000 branches on their own constants.
@@ -169,7 +174,11 @@ async function measure(lib) {
   let listener = null;
   const port = {
     // An answer to `add` (weft also posts its announcement, docs/protocol.md).
-    postMessage(m) { if (failing ? m?.error?.code === 5 || (Array.isArray(m) && m[2] === 5) : m?.result === 3) answers++; },
+    postMessage(m) {
+      const right = (a) => (failing ? a?.error?.code === 5 || (Array.isArray(a) && a[2] === 5) : a?.result === 3);
+      if (B > 1 && Array.isArray(m)) answers += m.filter(right).length;  // a batch's answers (§6)
+      else if (right(m)) answers++;
+    },
     addEventListener(type, l) { if (type === 'message') listener = l; },
     removeEventListener() {},
     start() {},
@@ -184,7 +193,7 @@ async function measure(lib) {
       if ((i & 63) === 63) await turn();  // answers given later (promises) go out
     }
     await turn();
-    return ((performance.now() - t0) * 1000) / n;
+    return ((performance.now() - t0) * 1000) / (n * B);
   }
   // One request at a time, its answer awaited, after `evict` when given.
   const one = async () => {
@@ -202,7 +211,7 @@ async function measure(lib) {
   }
   await turn();
   stop();
-  if (answers !== (noted ? 0 : id)) throw new Error(`${lib}: ${answers} answers to ${id} ${noted ? 'notifications' : 'requests'}`);
+  if (answers !== (noted ? 0 : id * B)) throw new Error(`${lib}: ${answers} answers to ${id} ${noted ? 'notifications' : 'requests'}`);
   return { us, hot };
 }
 
