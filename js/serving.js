@@ -31,7 +31,7 @@ export function register(ep, name, handler, flags, spec) {
 // (a promise: answered through reply) or DISPATCH_DONE. `token` is
 // TOKEN_NOTIFICATION; TOKEN_HELD (runQueued), answered here through
 // weft_reply* (DISPATCH_DONE) unless the answer comes later; or a lazy
-// token (TOKEN_LAZY - depth, a batch's handler the core runs). The
+// token (TOKEN_LAZY - depth, a handler the core runs inside it). The
 // request's token is only taken (ctx.token: weft_defer, weft_defer_held)
 // when the answer cannot be given now — a promise, or the context's sink,
 // progress or state used — so a handler that returns a value costs the core
@@ -88,7 +88,7 @@ const promiseThen = Promise.prototype.then;
 
 /**
  * Runs the handler the core left for endpoint `ep` when the export that
- * received a message alone returned (STATUS_QUEUED_*, wasm/queued.cpp), if
+ * received a message (or read a batch's member) returned (STATUS_QUEUED_*, wasm/queued.cpp), if
  * it left one: here no frame of the module is under the handler. A
  * method's answer is the one the core holds (TOKEN_HELD), given through
  * weft_reply*.
@@ -111,7 +111,7 @@ export function runBatch(ep, paused) {
     try {
       runQueued(ep);
     } catch (e) {
-      failed ??= [e];  // the core answers a held request left unanswered (Peer::resume)
+      failed ??= [e];  // weft_resume answers a held request left unanswered (Peer::resume)
     }
     if (!paused || !ep.h) break;
     paused = X._weft_resume(ep.h);

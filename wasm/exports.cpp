@@ -406,8 +406,10 @@ EMSCRIPTEN_KEEPALIVE double weft_receive(int h, int count, int batch) {
 // Reads on in the batch whose reading paused (STATUS_PAUSED) once JS has
 // run the handler queued for it: Peer::resume. The next member's handler is
 // queued as weft_receive queues it (STATUS_QUEUED_*). Returns 1 when the
-// batch paused again, after that member. No deadline moves: reading only
-// settles calls, and a call a handler makes sets its own (weft_call).
+// batch paused again, after that member. No deadline is reported: reading
+// moves them only later (a call settled, a timeout restarted by a
+// $/progress), which the timer finds when it fires (weft_advance), and a
+// call a handler makes reports its own (weft_call).
 EMSCRIPTEN_KEEPALIVE int weft_resume(int h) {
   Host* x = host(h);
   g_status[abi::STATUS_QUEUED_FN] = -1;

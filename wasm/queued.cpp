@@ -14,10 +14,12 @@
 // runs the handler, then calls weft_resume, which reads on to the next. So
 // each handler still runs before the next member is read (§6), and a cancel
 // later in the batch finds the earlier requests answered, as it does
-// natively. One handler is queued per Host at a time: a message received
-// while another's answer is held or its handler not yet published (a
-// receive nested in a hook or in a handler), or a batch read inside a
-// handler, has its handlers run inside the core, as natively.
+// natively; the batch's answers leave on the last weft_resume, after its
+// last handler. One handler is queued per Host at a time: a message
+// received while another's answer is held or its handler not yet published
+// (a receive nested in a hook, or in a handler the core runs), or a batch
+// read inside a handler the core runs, has its handlers run inside the
+// core, as natively.
 #include <cstdint>
 #include <utility>
 

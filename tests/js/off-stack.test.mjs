@@ -145,6 +145,23 @@ test('§6: a cancel later in the batch reaches an earlier member still in flight
   } finally { s.close(); }
 });
 
+test('§6: a batch\'s answers leave after its last member\'s handler has run, a notification\'s too', T, async () => {
+  await ready;
+  const { port1, port2 } = new MessageChannel();
+  const peer = new Peer(portTransport(port1, { pack: false }));
+  peer.onNotify('note', () => peer.notify('seen', [1]));
+  const got = [];
+  const two = new Promise((resolve) => {
+    port2.onmessage = ({ data }) => { got.push(data); if (got.length === 2) resolve(); };
+  });
+  try {
+    port2.postMessage([{ jsonrpc: '2.0', method: 'nope', id: 1 }, { jsonrpc: '2.0', method: 'note' }]);
+    await two;
+    assert.deepEqual(got[0], { jsonrpc: '2.0', method: 'seen', params: [1] });
+    assert.equal(got[1][0].error.code, -32601);
+  } finally { peer.destroy(); port2.close(); }
+});
+
 test('a batch\'s member that destroys its endpoint: the rest of the batch is not read, and nothing is sent', T, async () => {
   await ready;
   const { port1, port2 } = new MessageChannel();

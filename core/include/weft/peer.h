@@ -432,10 +432,13 @@ class Peer {
   // member (paused() is true once the receive returns) until resume(), so
   // each handler still runs before the next member is read (§6; a
   // $/cancelRequest later in the batch finds what it would natively).
-  // False for a member of a batch read inside a handler or a completion,
-  // or while another batch is paused, or when one member already asked: that
-  // handler runs now. A host that never calls this or hold() never sees a
-  // pause.
+  // False for a member of a batch read inside a handler the core is
+  // running, or while another batch is paused, or when one member already
+  // asked: that handler runs now. (A batch received inside a completion, or
+  // inside a handler the host runs after a receive, may pause: that
+  // receive's host resumes it.) The batch pauses after its last member too,
+  // its answers leaving on resume(). A host that never calls this or hold()
+  // never sees a pause.
   bool pause();
   // Whether a batch's reading is paused (pause()).
   bool paused() const;

@@ -274,7 +274,11 @@ void process(PeerState& s, Item& item, std::uint64_t batch, std::size_t index) {
     process(s, items[i], batch, i);
     if (!s.pause_asked) continue;
     s.pause_asked = false;
-    if (i + 1 == items.size() || s.closed) break;  // nothing left to wait for
+    if (s.closed) break;
+    // Paused after the last member too: the guard stays until its handler
+    // has run, so the answers leave after it (or not at all, if it closes
+    // the Peer), as they do natively, and resume() can answer a held
+    // answer the host never gave.
     s.reading = 0;
     s.paused.batch = batch;
     s.paused.next = i + 1;
