@@ -10,6 +10,7 @@
 // is, and the core answers it.
 import * as A from '../dist/weft_abi.js';
 import { M, put, str } from './heap.js';
+import { IdText, bigId, idOf } from './ids.js';
 import { pushInbound, inboundValue } from './payloads.js';
 import { utf8Length } from './size.js';
 import { T_ERROR, T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
@@ -19,7 +20,7 @@ import { T_ERROR, T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
 const {
   D_CODE_KIND, D_DATA_A, D_DATA_KIND, D_ERROR_KIND, D_ID_A, D_ID_B, D_ID_C, D_ID_KIND,
   D_JSONRPC_KIND, D_MESSAGE_KIND, D_METHOD_KIND, D_METRICS_KIND, D_METRICS_SIZE, D_METRICS_TIME,
-  D_PARAMS_A, D_PARAMS_KIND, D_RESULT_A, D_RESULT_KIND, D_SHAPE, ID_INT, ID_LEXEME,
+  D_PARAMS_A, D_PARAMS_KIND, D_RESULT_A, D_RESULT_KIND, D_SHAPE, ID_BIG, ID_INT, ID_LEXEME,
   ID_STRING, METRICS_NONE, MSG_NOTIFICATION, MSG_REQUEST, MSG_RESULT, PAY_INBOUND_BASE, PAY_NONE,
   PAY_TEXT, R_CODE, R_ID_A, R_ID_B, R_ID_KIND, R_KIND, R_METRICS, R_PAY, R_STR_N, R_STR_P,
   R_TEXT_N, R_TEXT_P, R_VALUE, VALUE_ABSENT, VALUE_ARRAY, VALUE_FALSE, VALUE_NON_FINITE,
@@ -70,6 +71,12 @@ function describeId(d, id, at) {
     const n = put(Object.is(id, -0) ? '-0.0' : String(id), at);
     const F = M.HEAPF64;
     F[d + D_ID_KIND] = VALUE_NUMBER; F[d + D_ID_A] = id; F[d + D_ID_B] = at; F[d + D_ID_C] = n;
+    return at + n;
+  }
+  if (typeof id === 'object' && id instanceof IdText) {  // a number id as its text (ids.js): the lexeme itself
+    const n = put(id.text, at);
+    const F = M.HEAPF64;
+    F[d + D_ID_KIND] = VALUE_NUMBER; F[d + D_ID_A] = Number(id.text); F[d + D_ID_B] = at; F[d + D_ID_C] = n;
     return at + n;
   }
   return scalar(d + D_ID_KIND, id, at);
@@ -208,7 +215,8 @@ function recId(F, r) {
   switch (F[r + R_ID_KIND]) {
     case ID_INT: return F[r + R_ID_A];
     case ID_STRING: return str(F[r + R_ID_A], F[r + R_ID_B]);
-    case ID_LEXEME: return Number(str(F[r + R_ID_A], F[r + R_ID_B]));  // as JSON.parse reads it
+    case ID_LEXEME: return idOf(str(F[r + R_ID_A], F[r + R_ID_B]));  // a number, or its text if a double loses it
+    case ID_BIG: return bigId(F[r + R_ID_A], F[r + R_ID_B]);
     default: return null;
   }
 }

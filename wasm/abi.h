@@ -84,6 +84,8 @@
 
 // -- The outgoing record: one record of REC_SIZE doubles per message ----------
 // KIND: a MSG_* value. ID_KIND: an ID_* value; ID_INT → ID_A the integer;
+// ID_BIG, an integer beyond 2^53 → ID_A its
+// magnitude's high 32 bits with its sign, ID_B the low 32;
 // ID_STRING / ID_LEXEME → ID_A pointer, ID_B byte length. STR_P/STR_N: the
 // method (requests, notifications) or the error message. CODE: the error
 // code. PAY: PAY_NONE, a payload handle, or PAY_TEXT with the value as JSON
@@ -131,7 +133,8 @@
   X(ID_NULL, 0)                 \
   X(ID_INT, 1)                  \
   X(ID_STRING, 2)               \
-  X(ID_LEXEME, 3)
+  X(ID_LEXEME, 3)               \
+  X(ID_BIG, 4)
 
 // Payload slot values that are not handles, and the handle space
 // (payloads.h): outbound handles are below INBOUND_BASE, inbound ones are

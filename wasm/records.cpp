@@ -21,11 +21,34 @@ using namespace abi;
 
 double ptr(const char* p) { return static_cast<double>(reinterpret_cast<std::uintptr_t>(p)); }
 
+// An integer id: ID_INT up to 2^53, else ID_BIG (abi.h): its digits, which
+// JS gives back as the number they spell when that number's text is the
+// same (an id that came from a JavaScript number, 2 ** 60 sent as
+// 1152921504606847000), else as the digits, written whole where JSON text
+// carries them (js/ids.js) instead of rounded.
+void record_int(double* r, bool negative, std::uint64_t magnitude) {
+  if (magnitude <= std::uint64_t{1} << 53) {
+    const double m = static_cast<double>(magnitude);
+    r[R_ID_KIND] = ID_INT;
+    r[R_ID_A] = negative ? -m : m;
+    return;
+  }
+  const double high = static_cast<double>(magnitude >> 32);  // >= 2^21: never 0, so it carries the sign
+  r[R_ID_KIND] = ID_BIG;
+  r[R_ID_A] = negative ? -high : high;
+  r[R_ID_B] = static_cast<double>(magnitude & 0xffffffffu);
+}
+
 void record_id(double* r, const Id& id) {
   switch (id.kind()) {
     case Id::Kind::Null: r[R_ID_KIND] = ID_NULL; break;
-    case Id::Kind::Int: r[R_ID_KIND] = ID_INT; r[R_ID_A] = static_cast<double>(id.as_int()); break;
-    case Id::Kind::Uint: r[R_ID_KIND] = ID_INT; r[R_ID_A] = static_cast<double>(id.as_uint()); break;
+    case Id::Kind::Int: {
+      const std::int64_t v = id.as_int();
+      // The magnitude of INT64_MIN does not fit an int64: taken as unsigned.
+      record_int(r, v < 0, v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v));
+      break;
+    }
+    case Id::Kind::Uint: record_int(r, false, id.as_uint()); break;
     case Id::Kind::String:
     case Id::Kind::Number:
       r[R_ID_KIND] = id.kind() == Id::Kind::String ? ID_STRING : ID_LEXEME;

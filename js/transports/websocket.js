@@ -5,11 +5,18 @@
 // a lone surrogate weft's parser refuses, or write as {} (a Map, Blob: any
 // object but a plain one or a boxed primitive). Binary is the JSON codec's
 // {"bytes":[…],"subtype":null}, as natively.
+import { IdText, exactIds } from '../ids.js';
 import { isBinary, tag } from '../size.js';
 
 const lone = /\p{Cs}/u;
+// An IdText (ids.js) is written as its text, unquoted: JSON.stringify writes
+// this mark in its place, replaced after. The nonce keeps a string of the
+// message's own from being taken for one.
+const MARK = `\u0000weft-id-${Math.random().toString(36).slice(2)}-`;
 function json(message) {
-  return JSON.stringify(message, function (k, v) {
+  let ids;
+  const s = JSON.stringify(message, function (k, v) {
+    if (v instanceof IdText) return MARK + ((ids ??= []).push(v.text) - 1);
     if (typeof v === 'function' || typeof v === 'symbol') throw new TypeError(`a ${typeof v} is not JSON`);
     if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError('NaN or Infinity has no JSON representation');
     if (lone.test(k) || typeof v === 'string' && lone.test(v)) throw new TypeError('a lone surrogate is not JSON');
@@ -19,6 +26,7 @@ function json(message) {
     if (t && !/^(Object|Number|String|Boolean)$/.test(t)) throw new TypeError(`a ${t} is not JSON`);
     return v;
   });
+  return ids ? ids.reduce((out, text, i) => out.replace(JSON.stringify(MARK + i), text), s) : s;
 }
 
 export function webSocketTransport(ws) {
@@ -36,7 +44,7 @@ export function webSocketTransport(ws) {
       if (typeof data !== 'string') return undecodable('a binary frame (webSocketTransport reads JSON text frames)');
       let m;
       try { m = JSON.parse(data); } catch (e) { return undecodable(`not JSON text (${e.message})`); }
-      handler?.(m);
+      handler?.(exactIds(data, m));
     },
     close() {
       if (closed) return;

@@ -205,6 +205,25 @@ test('what is not JSON-RPC 2.0 is answered as the native server answers it: a We
   raw.close();
 });
 
+test('a number id JSON.parse would round (beyond 2^53, 1.50) is answered with its own text, as the native server answers it; in a batch too', T, async () => {
+  serveNext((s) => s.method('echo', (p) => p));
+  const raw = new WebSocket(url);
+  await opened(raw);
+  const answers = received(raw);
+  // Each answer is what `weft serve --ws` (the native codec) sends for the same text.
+  const cases = [
+    ['{"jsonrpc":"2.0","method":"echo","params":[1],"id":12345678901234567890}', '{"jsonrpc":"2.0","result":[1],"id":12345678901234567890}'],
+    ['{"jsonrpc":"2.0","method":"echo","params":[2],"id":1.50}', '{"jsonrpc":"2.0","result":[2],"id":1.50}'],
+    ['[{"jsonrpc":"2.0","method":"echo","params":[3],"id":-9007199254740993},{"jsonrpc":"2.0","method":"echo","params":[4],"id":7}]',
+      '[{"jsonrpc":"2.0","result":[3],"id":-9007199254740993},{"jsonrpc":"2.0","result":[4],"id":7}]'],
+    ['{"jsonrpc":"2.0","method":"echo","params":["\\u0000weft-id-x-0"],"id":9007199254740993}', '{"jsonrpc":"2.0","result":["\\u0000weft-id-x-0"],"id":9007199254740993}'],
+  ];
+  for (const [text] of cases) raw.send(text);
+  await answers.arrived(cases.length);
+  assert.deepEqual([...answers], cases.map(([, a]) => a));
+  raw.close();
+});
+
 test('destroy() closes the socket with code 1000', T, async () => {
   const served = serveNext();
   const ws = new WebSocket(url);
