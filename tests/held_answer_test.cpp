@@ -31,6 +31,13 @@ void holding(Loop& l, int& held, json now = json(0)) {
                  }));
 }
 
+// Registers notification sink "n" on `l`: its handler pauses the batch
+// being read (Peer::pause), as the WebAssembly binding's does.
+void pausing_sink(Loop& l) {
+  Peer* peer = l.peer.get();
+  l.peer->notification("n", [peer](const json&) { CHECK(peer->pause()); });
+}
+
 // What a Peer whose "m" answers `answer` at once sends for `text`.
 std::vector<std::string> answered_now(const std::string& text, Result<json> answer) {
   Loop l;
@@ -189,11 +196,11 @@ TEST_CASE("a notification sink in a batch pauses its reading with Peer::pause", 
 }
 
 TEST_CASE("§6: a batch's answers wait for the handler of its last member, a notification, to run", "[peer][held][pause]") {
-  Loop l;
-  Peer* peer = l.peer.get();
-  l.peer->notification("n", [peer](const json&) { CHECK(peer->pause()); });
   // Its one answer (-32601) is in before the notification's handler runs.
-  l.in(R"([{"jsonrpc":"2.0","method":"nope","id":1},{"jsonrpc":"2.0","method":"n"}])");
+  const std::string batch = R"([{"jsonrpc":"2.0","method":"nope","id":1},{"jsonrpc":"2.0","method":"n"}])";
+  Loop l;
+  pausing_sink(l);
+  l.in(batch);
   CHECK(l.peer->paused());
   CHECK(l.sent.empty());
   // The host runs n's handler, which closes the Peer: natively nothing is
@@ -203,9 +210,8 @@ TEST_CASE("§6: a batch's answers wait for the handler of its last member, a not
   CHECK(l.sent.empty());
 
   Loop m;
-  Peer* p2 = m.peer.get();
-  m.peer->notification("n", [p2](const json&) { CHECK(p2->pause()); });
-  m.in(R"([{"jsonrpc":"2.0","method":"nope","id":1},{"jsonrpc":"2.0","method":"n"}])");
+  pausing_sink(m);
+  m.in(batch);
   CHECK(m.sent.empty());
   CHECK_FALSE(m.peer->resume());
   REQUIRE(m.sent.size() == 1);
@@ -233,8 +239,7 @@ TEST_CASE("while a batch is paused, a batch received in its member's handler doe
   Loop l;
   int held = 0;
   holding(l, held, json(5));
-  Peer* peer = l.peer.get();
-  l.peer->notification("n", [peer](const json&) { CHECK(peer->pause()); });
+  pausing_sink(l);
   l.in(R"([{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"m","id":1}])");
   REQUIRE(l.peer->paused());
   // The host runs n's handler, which receives a batch of its own: no
