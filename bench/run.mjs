@@ -5,7 +5,7 @@
 // bench/results/latest.md and a dated copy, and every repetition's figures
 // (results/<run>.json) with the targets judged from them (lib/targets.mjs).
 //
-//   node bench/run.mjs [--quick] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools] [--check]
+//   node bench/run.mjs [--quick|--smoke] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools] [--no-gc] [--check]
 //   --check exits 1 when a target of the postMessage transports is not met in
 //   the median of the repetitions (as `node bench/targets.mjs --check` judges
 //   the run's results/<run>.json), naming each on stderr.
@@ -16,6 +16,9 @@
 //   --devtools drives Chromium through DevTools (Playwright) instead of
 //   starting it without a debugging connection (browser/open.mjs says what
 //   that changes); like --only, it writes only the dated copy.
+//   --no-gc measures each contender on the heap the one before it left (no
+//   gc() first, in Node and in Chromium's page); like --only, it writes only
+//   the dated copy.
 import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -30,17 +33,26 @@ import { runBrowser, BROWSER_TRANSPORTS } from './browser/rows.mjs';
 import { median, fmtUs, fmtRate, fmtRatio } from './lib/stats.mjs';
 import { checkTargets, targetLines } from './lib/targets.mjs';
 
-// measure.mjs collects the heap before each contender (node --expose-gc, given here).
-v8.setFlagsFromString('--expose-gc');
-globalThis.gc ??= vm.runInNewContext('gc');
-
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
-const quick = args.includes('--quick');
+// measure.mjs collects the heap before each contender (node --expose-gc, given
+// here; Chromium's page likewise, browser/open.mjs), unless --no-gc.
+const gcBefore = !args.includes('--no-gc');
+if (gcBefore) {
+  v8.setFlagsFromString('--expose-gc');
+  globalThis.gc ??= vm.runInNewContext('gc');
+}
+// --smoke (the test command's bench stage, scripts/test.sh): the harness end
+// to end, briefly: --quick, one repetition, results in the temp folder, not
+// bench/results. Every contender must answer (a wrong answer or a failed call
+// ends the run with exit 1); its figures, from a shared CI machine, judge no
+// target.
+const smoke = args.includes('--smoke');
+const quick = smoke || args.includes('--quick');
 const onlyIdx = args.indexOf('--only');
 const only = onlyIdx >= 0 ? args[onlyIdx + 1] : null;
 const repsIdx = args.indexOf('--reps');
-const reps = repsIdx >= 0 ? Number(args[repsIdx + 1]) : 3;
+const reps = repsIdx >= 0 ? Number(args[repsIdx + 1]) : smoke ? 1 : 3;
 
 const contIdx = args.indexOf('--contenders');
 const contenders = contIdx >= 0 ? args[contIdx + 1].split(',').map((c) => c.trim()).filter(Boolean) : null;
@@ -50,6 +62,7 @@ const cfg = quick
 
 cfg.contenders = contenders;
 cfg.devtools = args.includes('--devtools');
+cfg.gc = gcBefore;
 const t0 = Date.now();
 const log = (s) => console.error(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
 
@@ -110,7 +123,7 @@ lines.push(`# weft bench results`);
 lines.push('');
 lines.push(`- date: ${new Date().toISOString()}`);
 lines.push(`- machine: ${cpu}, ${os.cpus().length} logical CPUs (os.availableParallelism ${os.availableParallelism?.() ?? '?'}), ${os.platform()} ${os.release()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
-lines.push(`- node ${process.version}; mode ${quick ? 'quick' : 'full'}; ${cfg.reps} repetitions, medians reported`);
+lines.push(`- node ${process.version}; mode ${quick ? 'quick' : 'full'}; ${cfg.reps} repetitions, medians reported${gcBefore ? '; heap collected before each contender' : '; no gc() before a contender (--no-gc)'}`);
 lines.push(`- latency: sequential round trips (${cfg.small.latencyCalls} small / ${cfg.large.latencyCalls} large per repetition); throughput: ${cfg.small.inflight} calls in flight for ${cfg.small.ms} ms`);
 lines.push(`- ratios: contender ÷ raw floor of the same transport, per repetition, then median (p50: lower is better; calls/s: higher is better)`);
 lines.push('');
@@ -151,18 +164,18 @@ lines.push(`Total bench time: ${((Date.now() - t0) / 1000).toFixed(0)} s.`);
 lines.push('');
 
 const md = lines.join('\n');
-const dir = path.join(here, 'results');
+const dir = smoke ? fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-smoke-')) : path.join(here, 'results');
 fs.mkdirSync(dir, { recursive: true });
 // latest.md (quoted by the README) is only replaced by a run of every row.
-const partial = only || contenders || cfg.devtools;
+const partial = only || contenders || cfg.devtools || !gcBefore || smoke;
 if (!partial) fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-const name = `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}`;
+const name = `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}${gcBefore ? '' : '-nogc'}`;
 fs.writeFileSync(path.join(dir, `${name}.md`), md);
 // Every repetition's figures, for judging again (node bench/targets.mjs results/<name>.json).
 fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ labels: LABELS, results }) + '\n');
 console.log(md);
-log(`wrote ${partial ? 'the dated copy only (--only/--contenders/--devtools)' : path.join(dir, 'latest.md')}`);
+log(`wrote ${path.join(dir, name + '.md')}${partial ? ' only (--only/--contenders/--devtools/--no-gc/--smoke)' : ' and latest.md'}`);
 if (args.includes('--check')) {
   const { ok, lines: why } = checkTargets(results, LABELS);
   for (const l of why) log(`targets: ${l}`);

@@ -46,6 +46,13 @@ if compgen -G "tests/browser/*.test.mjs" >/dev/null; then
   node --test --test-concurrency=1 tests/browser/
 fi
 
+# The bench harness end to end on the Node rows, briefly (bench/run.mjs
+# --smoke: quick, one repetition, results in the temp folder): every
+# contender must answer right. Its figures, from a shared machine, judge no
+# target; full runs do (bench/README.md).
+echo "== bench smoke (node bench/run.mjs --smoke --only node; no target judged)"
+node bench/run.mjs --smoke --only node
+
 # The native suite again under AddressSanitizer + UndefinedBehaviorSanitizer
 # (leaks included): every ctest case and the host tests against the
 # sanitized CLI. WEFT_SKIP_SANITIZE=1 skips the step. ThreadSanitizer (the

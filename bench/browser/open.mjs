@@ -25,15 +25,19 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 // WEFT_CHROMIUM_ARGS: more flags for an experiment, space-separated (e.g.
 // '--js-flags=--perf-prof' to profile the page with perf: bench/README.md,
 // "Where a cold message's time goes"); Chromium's own output is then shown.
-// The page gets gc() (--expose-gc): lib/measure.mjs collects the heap before
-// each contender; V8 flags given there join it (one --js-flags is read).
+// The page gets gc() (--expose-gc) unless `gc` is false (run.mjs --no-gc):
+// lib/measure.mjs collects the heap before each contender; V8 flags given
+// there join it (one --js-flags is read).
 const EXTRA = (process.env.WEFT_CHROMIUM_ARGS ?? '').split(/\s+/).filter(Boolean);
-const JS_FLAGS = ['--expose-gc', ...EXTRA.filter((a) => a.startsWith('--js-flags=')).map((a) => a.slice('--js-flags='.length))];
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', `--js-flags=${JS_FLAGS.join(' ')}`,
-  ...EXTRA.filter((a) => !a.startsWith('--js-flags='))];
+const chromiumArgs = (gc) => {
+  const js = [...(gc ? ['--expose-gc'] : []), ...EXTRA.filter((a) => a.startsWith('--js-flags=')).map((a) => a.slice('--js-flags='.length))];
+  return ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', ...(js.length ? [`--js-flags=${js.join(' ')}`] : []),
+    ...EXTRA.filter((a) => !a.startsWith('--js-flags='))];
+};
 
-export async function openBenchPage(tag, { devtools = false } = {}) {
+export async function openBenchPage(tag, { devtools = false, gc = true } = {}) {
+  const ARGS = chromiumArgs(gc);
   const server = await startBenchServer({ control: !devtools });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `weft-bench-${tag}-`));
   const cleanup = async () => {
@@ -49,7 +53,7 @@ export async function openBenchPage(tag, { devtools = false } = {}) {
   };
   const url = (extra) => `${server.url}/bench/browser/page.html?frame=${encodeURIComponent(server.crossUrl)}${extra}`;
   try {
-    const opened = devtools ? await withPlaywright(dir, url(''), cleanup) : await withoutDevtools(dir, url('&driver=http'), server, cleanup);
+    const opened = devtools ? await withPlaywright(ARGS, dir, url(''), cleanup) : await withoutDevtools(ARGS, dir, url('&driver=http'), server, cleanup);
     return { ...opened, crossUrl: server.crossUrl };
   } catch (e) {
     await cleanup();
@@ -57,7 +61,7 @@ export async function openBenchPage(tag, { devtools = false } = {}) {
   }
 }
 
-async function withPlaywright(dir, url, cleanup) {
+async function withPlaywright(ARGS, dir, url, cleanup) {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, timeout: 30000, args: ARGS });
   try {
@@ -78,7 +82,7 @@ async function withPlaywright(dir, url, cleanup) {
   }
 }
 
-async function withoutDevtools(dir, url, server, cleanup) {
+async function withoutDevtools(ARGS, dir, url, server, cleanup) {
   const chromium = spawn(CHROMIUM, [...ARGS, `--user-data-dir=${dir}`, url], { stdio: EXTRA.length ? 'inherit' : 'ignore' });
   const exited = new Promise((r) => {
     chromium.once('exit', r);

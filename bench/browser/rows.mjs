@@ -24,7 +24,7 @@ export async function runBrowser(cfg, log) {
   const devtools = cfg.devtools === true;
   const results = {};
   let heap = null;
-  const { call, page, browser, version, isolated, crossUrl, close } = await openBenchPage('chromium', { devtools });
+  const { call, page, browser, version, isolated, crossUrl, close } = await openBenchPage('chromium', { devtools, gc: cfg.gc !== false });
   try {
     notes.push(`Chromium ${version} (headless, ${CHROMIUM}), ${devtools
       ? 'driven through DevTools (Playwright, --devtools): window.postMessage then records its caller for the inspector, which the iframe rows pay for'
