@@ -43,6 +43,8 @@ export async function runNode(cfg, log) {
         await t.open(lib, async (c) => {
           const v = await c.small();  // every contender (the raw floor too) answers add({a:1,b:2}) = 3
           if (v !== 3) throw new Error(`${t.label} ${lib}: add({a:1,b:2}) answered ${JSON.stringify(v)}, not 3`);
+          const w = await c.large();  // and the echo gives the 64 KiB string back
+          if (w !== BIG) throw new Error(`${t.label} ${lib}: the 64 KiB echo answered ${typeof w === 'string' ? `a string of ${w.length}` : typeof w}, not the string sent`);
           for (const kind of ['small', 'large']) {
             const r = await measureCall(c[kind], kind === 'large' ? cfg.large : cfg.small);
             out[key][lib][kind].push(r);
