@@ -54,10 +54,11 @@ class Sink {
 }
 
 export class ServeContext {
-  constructor(ep, method, token) {
+  constructor(ep, method, token, rid) {
     this.ep = ep;
     this.method = method;
     this._token = token;  // TOKEN_HELD, or lazy (TOKEN_LAZY - the dispatch's depth): see token
+    this._rid = rid;  // a request the core let go (serving.js dispatch), else NaN
     this._ac = null;
     this._cancelled = false;
     this._sink = null;
@@ -74,13 +75,14 @@ export class ServeContext {
     return this._ac.signal;
   }
   // The request's token: taken from the core on first use (weft_defer, or
-  // weft_defer_held for a queued handler's), so that a handler answering
+  // weft_defer_held for a queued handler's, held again first if the core
+  // let it go), so that a handler answering
   // with a plain value never needs one (serving.js dispatch). -1 once the
   // handler has answered without taking it.
   get token() {
     const t = this._token;
     if (t >= 0 || t === -1) return t;
-    if (t === A.TOKEN_HELD) return (this._token = X._weft_defer_held(this.ep.h));
+    if (t === A.TOKEN_HELD) return (this._token = X._weft_defer_held(this.ep.h, this._rid));
     return (this._token = X._weft_defer(this.ep.h, A.TOKEN_LAZY - t));
   }
   get sink() { return (this._sink ??= new Sink(this)); }

@@ -8,7 +8,7 @@ import { M, X, desc, put } from './heap.js';
 import { snapshot } from './pack.js';
 import { inboundMark, unwindInbound } from './payloads.js';
 import { isTuple, plainOf } from './tuples.js';
-import { describe, describeTuple, message, requestMessage, result } from './wire.js';
+import { describe, describeTuple, message, requestMessage, result, resultMessage } from './wire.js';
 
 /**
  * `count` records at `recs`: every message but a single call's request and
@@ -54,7 +54,13 @@ export function postRequest(ep, id, method, p) {
 
 /** The one result record at `recs` (PeerOptions::send_result). */
 export function sendResult(ep, recs, text) {
-  const o = result(ep.out, recs >> 3, text, ep.transport.tuples === true);
+  post(ep, result(ep.out, recs >> 3, text, ep.transport.tuples === true));
+}
+
+/** Result `v` of request `id` the core let go (RECEIVED_RELEASED), as sendResult sends one. */
+export function sendReleased(ep, id, v) { post(ep, resultMessage(id, v, ep.transport.tuples === true)); }
+
+function post(ep, o) {
   try {
     ep.transport.send(o, false, undefined);
   } catch (e) {

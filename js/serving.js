@@ -8,6 +8,7 @@ import * as A from '../dist/weft_abi.js';
 import { ServeContext } from './context.js';
 import { RPCError } from './errors.js';
 import { X, lastError, put, status } from './heap.js';
+import { sendReleased } from './outgoing.js';
 import { value } from './wire.js';
 
 /**
@@ -35,8 +36,10 @@ export function register(ep, name, handler, flags, spec) {
 // request's token is only taken (ctx.token: weft_defer, weft_defer_held)
 // when the answer cannot be given now — a promise, or the context's sink,
 // progress or state used — so a handler that returns a value costs the core
-// no serving slot.
-export function dispatch(ep, fn, token, params) {
+// no serving slot. `rid`: the id of a request the core let go
+// (RECEIVED_RELEASED): a value goes out from here, any other answer is
+// given with `rid`, held again (Peer::rehold); else NaN.
+export function dispatch(ep, fn, token, params, rid = NaN) {
   const entry = ep.handlers[fn];
   if (token === A.TOKEN_NOTIFICATION) {  // a notification: never answered (§4.1)
     try {
@@ -47,7 +50,7 @@ export function dispatch(ep, fn, token, params) {
     }
     return A.DISPATCH_DONE;
   }
-  const ctx = new ServeContext(ep, entry.name, token);
+  const ctx = new ServeContext(ep, entry.name, token, rid);
   let r, then;
   try {
     r = entry.handler(params, ctx);
@@ -56,7 +59,7 @@ export function dispatch(ep, fn, token, params) {
   } catch (e) {
     const t = token === A.TOKEN_HELD ? ctx._token : ctx.token;
     ctx._done();
-    replyError(ep, t, e);
+    replyError(ep, t, e, rid);
     return A.DISPATCH_DONE;
   }
   if (typeof then === 'function') {
@@ -80,7 +83,9 @@ export function dispatch(ep, fn, token, params) {
   const t = ctx._token;  // TOKEN_HELD still, unless the context took the token
   ctx._done();
   if (token !== A.TOKEN_HELD) return ep.out.hold(r === undefined ? null : r);
-  if (ep.h) X._weft_reply(ep.h, t, ep.out.hold(r === undefined ? null : r));
+  // Nothing goes out after close, as the core would send nothing.
+  if (t === A.TOKEN_HELD && rid === rid) { if (ep.h && !ep.closedError) sendReleased(ep, rid, r); }
+  else if (ep.h) X._weft_reply(ep.h, t, ep.out.hold(r === undefined ? null : r));
   return A.DISPATCH_DONE;
 }
 
@@ -91,14 +96,14 @@ const promiseThen = Promise.prototype.then;
  * received a message (or read a batch's member) returned (STATUS_QUEUED_*, wasm/queued.cpp), if
  * it left one: here no frame of the module is under the handler. A
  * method's answer is the one the core holds (TOKEN_HELD), given through
- * weft_reply*.
+ * weft_reply*; `rid` as dispatch() takes it.
  */
-export function runQueued(ep) {
+export function runQueued(ep, rid = NaN) {
   const fn = status(A.STATUS_QUEUED_FN);
   if (fn < 0) return;
   const slot = status(A.STATUS_QUEUED_SLOT);
   const params = slot === A.PAY_TEXT ? value(ep.out, slot, status(A.STATUS_QUEUED_TEXT_P), status(A.STATUS_QUEUED_TEXT_N)) : value(ep.out, slot);
-  dispatch(ep, fn, status(A.STATUS_QUEUED_TOKEN), params);
+  dispatch(ep, fn, status(A.STATUS_QUEUED_TOKEN), params, rid);
 }
 
 // A batch's handlers, one per member as the core reads them (queued.cpp):
@@ -127,14 +132,15 @@ function reply(ep, token, v) {
 
 // An RPCError's code, message and data; for anything else the core
 // answers -32603 with the error's message (error_code_from, weft/error.h).
-function replyError(ep, token, e) {
+// `rid` as dispatch() takes it, for TOKEN_HELD.
+function replyError(ep, token, e, rid = NaN) {
   if (token >= 0) ep.serving[token] = undefined;
   if (!ep.h) return;
   const rpc = e instanceof RPCError;
   const code = rpc && typeof e.code === 'number' ? e.code : NaN;
   const message = rpc ? String(e.message) : typeof e?.message === 'string' ? e.message : '';
   const handle = rpc && e.data !== undefined ? ep.out.hold(e.data) : A.PAY_NONE;
-  X._weft_reply_error(ep.h, token, code, put(message), handle);
+  X._weft_reply_error(ep.h, token, code, put(message), handle, rid);
 }
 
 // The request was cancelled ($/cancelRequest, or close): the core answers it

@@ -5,6 +5,8 @@
 //            method, array, object or no params. judge() (core/src/rpc/
 //            validate.cpp) makes every such message a Request, whatever
 //            else it holds; Peer::receive applies the role policy, serves it.
+//            Its result is sent from JS when the core lets it go
+//            (RECEIVED_RELEASED, Peer::release_held): one call of the module.
 //   result   (weft_result)   [2n, id, value] or {"jsonrpc": "2.0", "result":
 //            v, "id": n} without method, error or metrics (judge(): a
 //            Result). The core settles the call by its id and returns its
@@ -28,7 +30,7 @@ import { pushInbound } from './payloads.js';
 import { runQueued } from './serving.js';
 import { T_ERROR, T_NOTIFICATION, T_REQUEST, T_RESULT } from './tuples.js';
 
-const { PAY_NONE, VALUE_ABSENT, VALUE_ARRAY, VALUE_OBJECT } = A;
+const { PAY_NONE, RECEIVED_NOT, RECEIVED_RELEASED, VALUE_ABSENT, VALUE_ARRAY, VALUE_OBJECT } = A;
 
 /**
  * Whether endpoint `ep`'s core took `data` (any value from the wire) by a
@@ -98,7 +100,13 @@ function serve(ep, id, method, p) {
     a = pushInbound(p);
   }
   const m = put(method);
-  if ((id === undefined ? X._weft_notification(ep.h, m, kind, a) : X._weft_request(ep.h, id, m, kind, a)) !== 1) return false;
-  runQueued(ep);
+  if (id === undefined) {
+    if (X._weft_notification(ep.h, m, kind, a) !== 1) return false;
+    runQueued(ep);
+    return true;
+  }
+  const r = X._weft_request(ep.h, id, m, kind, a);
+  if (r === RECEIVED_NOT) return false;
+  runQueued(ep, r === RECEIVED_RELEASED ? id : NaN);
   return true;
 }

@@ -275,7 +275,12 @@ export function discard(out, r) {
 export function result(out, r, text, tuples) {
   const F = M.HEAPF64;
   const v = payload(out, F, r, F[r + R_PAY], text);
-  return tuples ? [T_RESULT, recId(F, r), v === undefined ? null : v] : resultObject(recId(F, r), v);
+  return resultMessage(recId(F, r), v, tuples);
+}
+
+/** Request `id`'s result `v` as result() makes it from its record. */
+export function resultMessage(id, v, tuples) {
+  return tuples ? [T_RESULT, id, v === undefined ? null : v] : resultObject(id, v);
 }
 
 /**

@@ -322,3 +322,119 @@ TEST_CASE("§4.1: a notification to a method may hold too; its answer is dropped
   CHECK(l.sent.empty());
   CHECK(l.diags.size() == 1);
 }
+
+namespace {
+
+// A Loop whose Peer has PeerOptions::send_result: each result it is given
+// is written to `results`, as `send` writes the rest to `sent`. Its "m"
+// holds its answer when it may (holding), counted in `held`.
+struct Releasing : Loop {
+  std::vector<std::string> results;
+  int held = 0;
+  Releasing()
+      : Loop([this](PeerOptions& o) {
+          o.send_result = [this](const Id& id, json&& v) {
+            Outgoing m;
+            m.messages.emplace_back(Response{id, std::move(v)});
+            std::string s;
+            write_json(m, s);
+            results.push_back(std::move(s));
+          };
+        }) {
+    holding(*this, held);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("release_held: a request received alone is let go, nothing sent, and the next may hold", "[peer][held][release]") {
+  Releasing l;
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  REQUIRE(l.held == 1);
+  CHECK(l.peer->release_held());
+  CHECK(l.sent.empty());
+  CHECK(l.results.empty());
+  // Nothing is held: the host sends the result itself (send_result's way).
+  CHECK_FALSE(l.peer->answer_held(Result<json>(json(3))));
+  CHECK_FALSE(l.peer->release_held());
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":2})");
+  CHECK(l.held == 2);
+  CHECK(l.peer->answer_held(Result<json>(json(3))));
+  CHECK(l.results == std::vector<std::string>{R"({"jsonrpc":"2.0","result":3,"id":2})"});
+  CHECK(l.diags.empty());
+}
+
+TEST_CASE("rehold: a request let go and held again answers an error as the handler's own", "[peer][held][release]") {
+  Releasing l;
+  const std::string request = R"({"jsonrpc":"2.0","method":"m","id":7})";
+  l.in(request);
+  REQUIRE(l.peer->release_held());
+  CHECK(l.peer->rehold(Id::integer(7)));
+  CHECK_FALSE(l.peer->rehold(Id::integer(7)));  // one answer is held at a time
+  Error e(7, "seven");
+  e.data = json::array({7});
+  CHECK(l.peer->answer_held(Result<json>(e)));
+  CHECK(l.sent == answered_now(request, Result<json>(e)));
+  CHECK(l.results.empty());
+}
+
+TEST_CASE("rehold then defer_held: served later, in flight for $/cancelRequest", "[peer][held][release]") {
+  Releasing l;
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":"c"})");
+  REQUIRE(l.peer->release_held());
+  REQUIRE(l.peer->rehold(Id::string("c")));
+  Reply r = l.peer->defer_held();
+  REQUIRE_FALSE(r.done());
+  l.in(R"({"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"c"}})");
+  CHECK(l.sent == std::vector<std::string>{
+                      R"({"jsonrpc":"2.0","error":{"code":-32800,"message":"Request cancelled"},"id":"c"})"});
+}
+
+namespace {
+
+// Receives `text` on `l`, whose "m" holds it (counted in `held`):
+// release_held() must keep it held, and answer_held() then answers it with 0.
+void kept_held(Loop& l, const int& held, const std::string& text) {
+  l.in(text);
+  REQUIRE(held == 1);
+  CHECK_FALSE(l.peer->release_held());
+  CHECK(l.peer->answer_held(Result<json>(json(0))));
+}
+
+}  // namespace
+
+TEST_CASE("release_held keeps what send_result would not be given: a batch's member, a notification, no send_result", "[peer][held][release]") {
+  SECTION("a member of a batch (§6: its answer goes in the batch's array)") {
+    Releasing l;
+    kept_held(l, l.held, R"([{"jsonrpc":"2.0","method":"m","id":1}])");
+    CHECK_FALSE(l.peer->resume());
+    CHECK(l.sent == std::vector<std::string>{R"([{"jsonrpc":"2.0","result":0,"id":1}])"});
+  }
+  SECTION("a notification (§4.1: never answered)") {
+    Releasing l;
+    kept_held(l, l.held, R"({"jsonrpc":"2.0","method":"m"})");
+    CHECK(l.sent.empty());
+  }
+  SECTION("a Peer without send_result") {
+    Loop l;
+    int held = 0;
+    holding(l, held);
+    kept_held(l, held, R"({"jsonrpc":"2.0","method":"m","id":1})");
+    CHECK(l.sent == std::vector<std::string>{R"({"jsonrpc":"2.0","result":0,"id":1})"});
+  }
+}
+
+TEST_CASE("release_held and rehold on a closed Peer: nothing let go, nothing held", "[peer][held][release]") {
+  Releasing l;
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  REQUIRE(l.held == 1);
+  l.peer->close();
+  CHECK_FALSE(l.peer->release_held());
+  Releasing k;
+  k.in(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  REQUIRE(k.peer->release_held());
+  k.peer->close();
+  CHECK_FALSE(k.peer->rehold(Id::integer(1)));
+  CHECK(k.sent.empty());
+  CHECK(k.results.empty());
+}

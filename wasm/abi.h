@@ -154,13 +154,21 @@
 // holds (Deferral::hold: weft_reply* answer it, weft_defer_held makes it a
 // token); or a request's lazy token TOKEN_LAZY - depth (depth: of the
 // dispatch among those running), which weft_defer turns into the request's
-// token when the answer cannot be given at once.
+// token when the answer cannot be given at once. RECEIVED_*: what
+// weft_request returns: not received (JS describes the message), received,
+// or received with the queued handler's request let go (Peer::release_held:
+// a result it gives goes out from JS, as the core's send_result would send
+// it; anything else is answered through weft_defer_held or weft_reply_error
+// with the request's id, which holds it again, Peer::rehold).
 #define WEFT_ABI_DISPATCH(X) \
   X(DISPATCH_LATER, -1)  /* answered later through weft_reply* */ \
   X(DISPATCH_DONE, -2)   /* answered already (an error), or a notification */ \
   X(TOKEN_NOTIFICATION, -1) \
   X(TOKEN_HELD, -2) \
-  X(TOKEN_LAZY, -3)
+  X(TOKEN_LAZY, -3) \
+  X(RECEIVED_NOT, 0) \
+  X(RECEIVED, 1) \
+  X(RECEIVED_RELEASED, 2)
 
 // Per-call timeout argument of weft_call / weft_batch.
 #define WEFT_ABI_TIMEOUT(X) \

@@ -34,6 +34,12 @@ bool exact_int_id(double id) {
   return std::trunc(id) == id && std::fabs(id) <= 9007199254740991.0 && !(id == 0 && std::signbit(id));
 }
 
+// Holds again the request weft_request let go (RECEIVED_RELEASED), `rid`
+// its id (NaN: none), so that it is answered as a held one (Peer::rehold).
+void rehold(Host& x, double rid) {
+  if (exact_int_id(rid)) x.peer->rehold(Id::integer(static_cast<std::int64_t>(rid)));
+}
+
 double note_deadline(Host* x) {
   const std::optional<Millis> d = x->peer->next_deadline();
   g_status[abi::STATUS_DEADLINE] = d ? static_cast<double>(*d) : -1;
@@ -235,10 +241,12 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
 // handler (TOKEN_HELD), which answers later (a promise) or needs it (its
 // context's sink, progress or state): taken from the core's hold
 // (Peer::defer_held), a cancel then told to JS as for any request served
-// later. -1 when none is held.
-EMSCRIPTEN_KEEPALIVE int weft_defer_held(int h) {
+// later. -1 when none is held. `rid`: the id of the request weft_request
+// let go (RECEIVED_RELEASED), held again first (Peer::rehold); NaN: none.
+EMSCRIPTEN_KEEPALIVE int weft_defer_held(int h, double rid) {
   Host* x = host(h);
   if (!x) return -1;
+  rehold(*x, rid);
   Reply r = x->peer->defer_held();
   if (r.done()) return -1;
   const int token = x->store(std::move(r));
@@ -286,11 +294,13 @@ EMSCRIPTEN_KEEPALIVE int weft_reply(int h, int token, double handle) {
 
 // Answers request `token` with an error: `code` as JS had it (error_code_from
 // decides), the message in the input buffer [0, mlen), data the payload
-// `handle` (PAY_NONE: none). 0 as weft_reply.
-EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::size_t mlen, double handle) {
+// `handle` (PAY_NONE: none). 0 as weft_reply. `rid` as weft_defer_held's,
+// for TOKEN_HELD.
+EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::size_t mlen, double handle, double rid) {
   Host* x = host(h);
   if (!x) return 0;
   const bool held = token == abi::TOKEN_HELD;
+  if (held) rehold(*x, rid);
   if (!held && !x->has(token)) {
     if (handle >= 0) {
       std::optional<json> v = value_marker(handle);
@@ -322,7 +332,8 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
 // result and error are not read), so it is received as that Request without
 // a descriptor. 1 when received; 0 when the id is not a safe integer, or is
 // -0 (an id read by its lexeme, which wire.js describes): nothing done, JS
-// describes the message to weft_receive, as any.
+// describes the message to weft_receive, as any. RECEIVED_RELEASED: received,
+// and the queued handler's request let go (end_receive): JS sends its result.
 EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double pkind, double pa) {
   Host* x = host(h);
   if (!x || !exact_int_id(id)) return 0;
@@ -331,8 +342,7 @@ EMSCRIPTEN_KEEPALIVE int weft_request(int h, double id, std::size_t mlen, double
   x->peer->receive(Item(std::in_place_type<Request>,
                         Request{Id::integer(static_cast<std::int64_t>(id)), std::string(input().data(), mlen),
                                 params_of(pkind, pa)}));
-  end_receive(h, queues);
-  return 1;
+  return end_receive(h, queues, true) ? abi::RECEIVED_RELEASED : abi::RECEIVED;
 }
 
 // A notification whose method is a string, as a tuple [1n, method, params?]

@@ -97,8 +97,10 @@ double js_dispatch_call(int h, int fn, int token, double slot, const std::string
 bool begin_receive(Host& x);
 // After that receive (`mine`: what begin_receive returned; `h` looked up
 // again): publishes the queued handler in the status array
-// (STATUS_QUEUED_*), or none.
-void end_receive(int h, bool mine);
+// (STATUS_QUEUED_*), or none. `release`: a request's answer held for it is
+// let go when it may be (Peer::release_held; weft_request's caller sends
+// the result itself); returns whether it was.
+bool end_receive(int h, bool mine, bool release = false);
 // Inside a handler the core dispatches (`later`: a method's, null for a
 // notification sink's): if the export leaves this dispatch to JS and the
 // core holds the answer (Deferral::hold) or, for a notification, lets it

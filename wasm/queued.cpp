@@ -7,7 +7,11 @@
 // (Peer::answer_held), or taking a token for later (weft_defer_held). A
 // handler thus runs with none of the module's frames under it: V8 captures
 // an Error made there (an RPCError thrown, most often) without walking them
-// (bench/README.md, "Handlers off the module's stack").
+// (bench/README.md, "Handlers off the module's stack"). A request that
+// weft_request received has its answer let go instead when the core would
+// give a result to send_result as it is (Peer::release_held): JS then sends
+// a value the handler returns itself, and the request costs one call of
+// the module (RECEIVED_RELEASED; "One call of the module per request").
 //
 // A batch is read one handler at a time: the core pauses its reading after
 // the member whose handler is queued (Peer::pause, STATUS_PAUSED), and JS
@@ -34,12 +38,12 @@ bool begin_receive(Host& x) {
   return x.off_stack;
 }
 
-void end_receive(int h, bool mine) {
+bool end_receive(int h, bool mine, bool release) {
   Host* x = host(h);
   if (!x || !mine || x->queued.fn < 0) {
     g_status[abi::STATUS_QUEUED_FN] = -1;
     if (x && mine) x->off_stack = false;
-    return;
+    return false;
   }
   Host::Queued& q = x->queued;
   x->off_stack = false;
@@ -49,6 +53,7 @@ void end_receive(int h, bool mine) {
   g_status[abi::STATUS_QUEUED_TEXT_P] = static_cast<double>(reinterpret_cast<std::uintptr_t>(q.text.data()));
   g_status[abi::STATUS_QUEUED_TEXT_N] = q.slot == abi::kPAY_TEXT ? static_cast<double>(q.text.size()) : 0;
   q.fn = -1;
+  return release && q.token == abi::TOKEN_HELD && x->peer->release_held();
 }
 
 bool queue_dispatch(Host& x, int fn, double slot, Deferral* later) {

@@ -115,18 +115,18 @@ test('the package ships the MIT LICENSE its package.json names', () => {
 
 // -- size budget ---------------------------------------------------------------------
 // zlib gzip level 9. Each budget sits a little above the size it guards
-// (the glue, 28 files: 42,081 gzipped as one and 52,050 file by file;
-// weft.wasm 143,350; weft_module.js 6,752; weft_abi.js 1,231), so that
+// (the glue, 28 files: 42,502 gzipped as one and 52,522 file by file;
+// weft.wasm 143,721; weft_module.js 6,752; weft_abi.js 1,254), so that
 // growing past one is a decision: raise it in a commit whose message gives
 // the reason. The glue ships unminified, so its comments count. Splitting a
 // file costs both: its own header comment and imports as one, and a gzip
 // header and dictionary per file file by file.
 const BUDGET = {
-  'JS glue, js/**/*.js gzipped as one': 42150,
-  'JS glue, js/**/*.js gzipped file by file': 52150,
-  'dist/weft.wasm': 143500,
+  'JS glue, js/**/*.js gzipped as one': 42600,
+  'JS glue, js/**/*.js gzipped file by file': 52600,
+  'dist/weft.wasm': 143850,
   'dist/weft_module.js': 7000,
-  'dist/weft_abi.js': 1250,
+  'dist/weft_abi.js': 1280,
 };
 
 test('size budget (gzip -9): the JS glue, weft.wasm, weft_module.js', () => {

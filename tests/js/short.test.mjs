@@ -34,6 +34,10 @@ const requests = [
   { ...V, method: 'rpc.echo', id: 115 }, { ...V, method: 'nope', params: [1], id: 116 },
   { ...V, method: 'fail', params: { code: 7, message: 'seven', data: [7] }, id: 117 },
   { ...V, method: 'none', id: 118 },
+  // A request the core lets go (RECEIVED_RELEASED) answered other than by a
+  // value: later, by a rejection, after the context took its token.
+  { ...V, method: 'later', params: [21], id: 123 }, { ...V, method: 'laterFail', params: [22], id: 124 },
+  { ...V, method: 'context', id: 125 }, [0n, 133, 'later', [23]], [0n, 134, 'context'],
   { ...V, method: 'echo', params: [13], result: 1, id: 119 },
   { ...V, method: 'echo', params: [14], error: { code: 1, message: 'x' }, id: 120 },
   { ...V, method: 'echo', params: [15], metrics: { processing_time_us: 1 }, id: 121 },
@@ -115,9 +119,9 @@ const declining = { _weft_request: () => 0, _weft_result: () => -1, _weft_notifi
 // answers, diagnostics, what its handlers were given, its calls' outcomes,
 // its bookkeeping; and how many messages the short ways took.
 async function outcome(Kind, messages, short) {
-  const taken = { request: 0, result: 0, notification: 0, failure: 0 };
+  const taken = { request: 0, result: 0, notification: 0, failure: 0, released: 0 };
   Object.assign(X, short ? {
-    _weft_request: (...a) => { const r = real._weft_request(...a); taken.request += r === 1; return r; },
+    _weft_request: (...a) => { const r = real._weft_request(...a); taken.request += r >= 1; taken.released += r === 2; return r; },
     _weft_result: (...a) => { const r = real._weft_result(...a); taken.result += r >= 0; return r; },
     _weft_notification: (...a) => { const r = real._weft_notification(...a); taken.notification += r === 1; return r; },
     _weft_failure: (...a) => { const r = real._weft_failure(...a); taken.failure += r === 1; return r; },
@@ -134,6 +138,9 @@ async function outcome(Kind, messages, short) {
     ep.method('echo', (p) => { given.push(['echo', p]); return p; });
     ep.method('fail', (p) => { throw new RPCError(p.code, p.message, p.data); });
     ep.method('none', () => { given.push(['none']); });
+    ep.method('later', async (p) => { given.push(['later', p]); await null; return p; });
+    ep.method('laterFail', async () => { await null; throw new RPCError(9, 'nine', { n: 9 }); });
+    ep.method('context', (p, ctx) => [ctx.signal.aborted, ctx.wantsProgress, ctx.sink.streaming]);
     ep.onNotify('note', (p) => { given.push(['note', p]); });
     ep.onNotify('throws', (p) => { given.push(['throws', p]); throw new Error('thrown by a sink'); });
   }
@@ -182,10 +189,14 @@ for (const [name, messages] of sets) {
       const short = await outcome(Kind, messages, true);
       const described = await outcome(Kind, messages, false);
       assert.deepEqual(short.outcome, described.outcome, Kind.name);
-      assert.deepEqual(described.taken, { request: 0, result: 0, notification: 0, failure: 0 });
+      assert.deepEqual(described.taken, { request: 0, result: 0, notification: 0, failure: 0, released: 0 });
       // The test means something only if the short ways are taken.
       const has = (set) => name === set || name === 'all';
-      if (Kind !== JSONRPCClient && has('requests')) assert.ok(short.taken.request >= 10, `${Kind.name}: ${short.taken.request} requests taken`);
+      if (Kind !== JSONRPCClient && has('requests')) {
+        assert.ok(short.taken.request >= 10, `${Kind.name}: ${short.taken.request} requests taken`);
+        // Peer::release_held lets go of each one received alone whose method exists.
+        assert.ok(short.taken.released >= 10, `${Kind.name}: ${short.taken.released} requests let go`);
+      }
       if (has('notifications')) assert.ok(short.taken.notification >= 15, `${Kind.name}: ${short.taken.notification} notifications taken`);
       if (Kind !== JSONRPCServer && has('results')) assert.ok(short.taken.result >= 4, `${Kind.name}: ${short.taken.result} results taken`);
       if (has('errors')) assert.ok(short.taken.failure >= 12, `${Kind.name}: ${short.taken.failure} errors taken`);
@@ -196,10 +207,10 @@ for (const [name, messages] of sets) {
 test('short ways: a json-rpc-2.0-shaped request and its result, as objects, take the short way', T, async () => {
   await ready;
   const server = await outcome(JSONRPCServer, [{ ...V, method: 'echo', params: { a: 1 }, id: 1 }], true);
-  assert.deepEqual(server.taken, { request: 1, result: 0, notification: 0, failure: 0 }, 'the request (the last one\'s id is a string)');
+  assert.deepEqual(server.taken, { request: 1, result: 0, notification: 0, failure: 0, released: 1 }, 'the request (the last one\'s id is a string)');
   assert.deepEqual(server.outcome[0], [{ ...V, result: { a: 1 }, id: 1 }, { ...V, result: ['last'], id: 'last' }]);
   const client = await outcome(JSONRPCClient, Array.from({ length: CALLS }, (_, i) => ({ ...V, result: i, id: i + 1 })), true);
-  assert.deepEqual(client.taken, { request: 0, result: CALLS, notification: 0, failure: 0 });
+  assert.deepEqual(client.taken, { request: 0, result: CALLS, notification: 0, failure: 0, released: 0 });
   assert.deepEqual(client.outcome[3], Array.from({ length: CALLS }, (_, i) => ['ok', i]));
   assert.deepEqual(client.outcome[4], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
 });
@@ -210,7 +221,7 @@ test('short ways: a json-rpc-2.0-shaped error answer, as an object or a tuple, t
     ? [3n, i + 1, -32000 - i, `m${i}`, { i }]
     : { ...V, error: i % 4 ? { code: -32000 - i, message: `m${i}` } : { code: -32000 - i, message: `m${i}`, data: [i] }, id: i + 1 }));
   const client = await outcome(JSONRPCClient, answers, true);
-  assert.deepEqual(client.taken, { request: 0, result: 0, notification: 0, failure: CALLS });
+  assert.deepEqual(client.taken, { request: 0, result: 0, notification: 0, failure: CALLS, released: 0 });
   assert.deepEqual(client.outcome[3], Array.from({ length: CALLS }, (_, i) =>
     ['err', -32000 - i, `m${i}`, i % 2 ? { i } : i % 4 ? undefined : [i]]));
   assert.deepEqual(client.outcome[4], { pending: 0, inFlight: 0, live: 0, payloads: 0 });
@@ -219,7 +230,7 @@ test('short ways: a json-rpc-2.0-shaped error answer, as an object or a tuple, t
 test('short ways: a json-rpc-2.0-shaped notification, as an object, takes the short way to its sink', T, async () => {
   await ready;
   const server = await outcome(JSONRPCServer, [{ ...V, method: 'note', params: { a: 1 } }, { ...V, method: 'note' }], true);
-  assert.deepEqual(server.taken, { request: 0, result: 0, notification: 2, failure: 0 });
+  assert.deepEqual(server.taken, { request: 0, result: 0, notification: 2, failure: 0, released: 0 });
   assert.deepEqual(server.outcome[2], [['note', { a: 1 }], ['note', undefined], ['echo', ['last']]]);
   assert.deepEqual(server.outcome[0], [{ ...V, result: ['last'], id: 'last' }], 'a notification is never answered (§4.1)');
 });
@@ -271,3 +282,44 @@ test('§4.1: what a method() handler returns to a notification is never sent, an
     assert.equal(server.stats().payloads, 0, 'every answer\'s handle released');
   } finally { server.destroy(); port1.close(); }
 });
+
+// A request the core let go (RECEIVED_RELEASED) is answered from JS; the
+// core answers nothing once closed (PeerState::answer_made), and neither
+// does JS: a handler that closes its endpoint, or its transport, before it
+// returns a value gets no answer sent. The same with the short ways
+// declining (the request then described, its answer held in the core).
+for (const how of ['destroy', 'transport close']) {
+  test(`a request let go whose handler closes its endpoint (${how}) is not answered`, T, async () => {
+    await ready;
+    for (const short of [true, false]) {
+      Object.assign(X, short ? real : declining);
+      const sent = [];
+      let deliver, closed;
+      const t = {
+        send: (m) => sent.push(m),
+        onMessage: (f) => { deliver = f; },
+        onClose: (f) => { closed = f; },
+      };
+      const server = new JSONRPCServer(t);
+      let ran = 0;
+      server.method('bye', () => {
+        ran++;
+        if (how === 'destroy') server.destroy();
+        else closed();
+        return 'never sent';
+      });
+      server.method('echo', (p) => p);
+      try {
+        await new Promise((resolve) => setImmediate(resolve));  // the core loaded, the endpoint made
+        deliver({ ...V, method: 'echo', params: [1], id: 1 });
+        assert.deepEqual(sent, [{ ...V, result: [1], id: 1 }], 'open, it answers');
+        deliver({ ...V, method: 'bye', id: 2 });
+        assert.equal(ran, 1);
+        assert.deepEqual(sent, [{ ...V, result: [1], id: 1 }], `short ways ${short ? 'taken' : 'declining'}: nothing after close`);
+      } finally {
+        Object.assign(X, real);
+        server.destroy();
+      }
+    }
+  });
+}

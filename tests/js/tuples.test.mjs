@@ -71,7 +71,7 @@ test('tuples: a request and a result tuple between two weft ends take their shor
   await ready;
   const taken = { request: 0, result: 0 };
   const { _weft_request: request, _weft_result: result } = X;
-  X._weft_request = (...a) => { const r = request(...a); taken.request += r === 1; return r; };
+  X._weft_request = (...a) => { const r = request(...a); taken.request += r >= 1; return r; };
   X._weft_result = (...a) => { const r = result(...a); taken.result += r >= 0; return r; };
   const { port1, port2 } = new MessageChannel();
   const server = new JSONRPCServer(portTransport(port2));

@@ -424,6 +424,20 @@ class Peer {
   // The held request as one served asynchronously instead: its Reply, as
   // Deferral::reply() would have given it (done when none is held).
   Reply defer_held();
+  // Lets go of the held request when its answer, were it a result, would
+  // go to PeerOptions::send_result as it is: a request received alone,
+  // unmeasured, without a stream, on an open Peer. Nothing is held then, and
+  // the host sends the handler's result itself exactly as send_result would
+  // have been called (saving a crossing into the core per served request,
+  // the WebAssembly binding); or, for any other answer (an error, one given
+  // later), gives the request back with rehold() first. False, and it stays
+  // held, otherwise. A request let go is not in flight for $/cancelRequest,
+  // as a held one is not.
+  bool release_held();
+  // Holds request `id` again as release_held() let it go, to be answered
+  // through answer_held() or defer_held(). False on a closed Peer, or while
+  // another answer is held.
+  bool rehold(const Id& id);
   // Called by a handler the core is running, whose host will run the
   // handler's work once the receive has returned instead (Deferral::hold
   // asks the same for a method): true when the order of handlers survives

@@ -463,6 +463,31 @@ bool Peer::answer_held(Result<json>&& answer) {
   return true;
 }
 
+bool Peer::release_held() {
+  detail::PeerState& s = *s_;
+  detail::PeerState::Held& h = s.held;
+  // PeerState::answer_result's conditions, less the answer's own (a result).
+  if (!h.active || !h.request || h.batch != 0 || h.started_us >= 0 || h.out || !s.opts.send_result || s.closed)
+    return false;
+  h.active = false;
+  return true;
+}
+
+bool Peer::rehold(const Id& id) {
+  detail::PeerState& s = *s_;
+  if (s.closed || s.held.active) return false;
+  detail::PeerState::Held& h = s.held;
+  h.active = true;
+  h.request = true;
+  h.id = id;
+  h.method.clear();
+  h.out.reset();
+  h.started_us = -1;
+  h.batch = 0;
+  h.index = 0;
+  return true;
+}
+
 Reply Peer::defer_held() {
   detail::PeerState& s = *s_;
   detail::PeerState::Held h;
