@@ -5,7 +5,7 @@
 // bench/results/latest.md and a dated copy, and every repetition's figures
 // (results/<run>.json) with the targets judged from them (lib/targets.mjs).
 //
-//   node bench/run.mjs [--quick|--smoke] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--devtools] [--no-gc] [--check]
+//   node bench/run.mjs [--quick|--smoke] [--only node|browser|native|ws] [--reps N] [--contenders a,b] [--transports k,l] [--devtools] [--no-gc] [--check]
 //   --check exits 1 when a target of the postMessage transports is not met in
 //   the median of the repetitions (as `node bench/targets.mjs --check` judges
 //   the run's results/<run>.json), naming each on stderr.
@@ -13,6 +13,10 @@
 //   Chromium rows, e.g. --contenders weft,birpc: a p50 check alternating weft and
 //   its best peer, without the rest of the table (no heap or stream rows; like
 //   --only, it writes only the dated copy).
+//   --transports keeps only those Node and Chromium rows, by key (node-messagechannel,
+//   node-worker, chromium-messagechannel, chromium-worker, chromium-iframe,
+//   chromium-iframe-cross; an unknown key is an error), e.g. more repetitions
+//   of one noisy row; no heap or stream rows, and only the dated copy.
 //   --devtools drives Chromium through DevTools (Playwright) instead of
 //   starting it without a debugging connection (browser/open.mjs says what
 //   that changes); like --only, it writes only the dated copy.
@@ -61,6 +65,14 @@ const cfg = quick
   : { reps, small: { inflight: 256, ms: 1500, latencyCalls: 10000 }, large: { inflight: 256, ms: 1500, latencyCalls: 5000 }, heapCalls: 1000000, streamBytes: 2 ** 30 };
 
 cfg.contenders = contenders;
+const trIdx = args.indexOf('--transports');
+cfg.transports = trIdx >= 0 ? args[trIdx + 1].split(',').map((c) => c.trim()).filter(Boolean) : null;
+for (const k of cfg.transports ?? []) {
+  if (!(k in NODE_TRANSPORTS) && !(k in BROWSER_TRANSPORTS)) {
+    console.error(`--transports: no row ${k} (Node and Chromium rows: ${[...Object.keys(NODE_TRANSPORTS), ...Object.keys(BROWSER_TRANSPORTS)].join(', ')})`);
+    process.exit(2);
+  }
+}
 cfg.devtools = args.includes('--devtools');
 cfg.gc = gcBefore;
 const t0 = Date.now();
@@ -71,7 +83,7 @@ let heap = null;
 let streamLines = [];
 if (!only || only === 'node') {
   Object.assign(results, await runNode(cfg, log));
-  if (!contenders) {  // a --contenders run is a latency/throughput check only
+  if (!contenders && !cfg.transports) {  // a --contenders or --transports run is a latency/throughput check only
     heap = await runWeftHeap(cfg, log);
     streamLines = await runStreams(cfg, log);
   }
@@ -90,7 +102,7 @@ if (only === 'ws') {
   Object.assign(results, w.results);
   nativeNotes.push(...w.notes);
 }
-if (!only || only === 'native') {
+if ((!only || only === 'native') && !cfg.transports) {  // --transports names Node and Chromium rows only
   const n = await runNative(cfg, log);
   Object.assign(results, n.results);
   nativeNotes.push(...n.notes);
@@ -167,15 +179,15 @@ const md = lines.join('\n');
 const dir = smoke ? fs.mkdtempSync(path.join(os.tmpdir(), 'weft-bench-smoke-')) : path.join(here, 'results');
 fs.mkdirSync(dir, { recursive: true });
 // latest.md (quoted by the README) is only replaced by a run of every row.
-const partial = only || contenders || cfg.devtools || !gcBefore || smoke;
+const partial = only || contenders || cfg.transports || cfg.devtools || !gcBefore || smoke;
 if (!partial) fs.writeFileSync(path.join(dir, 'latest.md'), md);
 const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-const name = `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}${gcBefore ? '' : '-nogc'}`;
+const name = `${stamp}${quick ? '-quick' : ''}${only ? '-only-' + only : ''}${contenders || cfg.transports ? '-some' : ''}${cfg.devtools ? '-devtools' : ''}${gcBefore ? '' : '-nogc'}`;
 fs.writeFileSync(path.join(dir, `${name}.md`), md);
 // Every repetition's figures, for judging again (node bench/targets.mjs results/<name>.json).
 fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ labels: LABELS, results }) + '\n');
 console.log(md);
-log(`wrote ${path.join(dir, name + '.md')}${partial ? ' only (--only/--contenders/--devtools/--no-gc/--smoke)' : ' and latest.md'}`);
+log(`wrote ${path.join(dir, name + '.md')}${partial ? ' only (--only/--contenders/--transports/--devtools/--no-gc/--smoke)' : ' and latest.md'}`);
 if (args.includes('--check')) {
   const { ok, lines: why } = checkTargets(results, LABELS);
   for (const l of why) log(`targets: ${l}`);

@@ -5,7 +5,7 @@
 // weft's wasm heap over `cfg.heapCalls` small calls in the page.
 import fs from 'node:fs';
 import { CHROMIUM, openBenchPage } from './open.mjs';
-import { alternate, selected } from '../lib/stats.mjs';
+import { alternate, selected, selectedTransports } from '../lib/stats.mjs';
 
 export const BROWSER_TRANSPORTS = {
   'chromium-messagechannel': { label: 'Chromium MessageChannel', t: 'messagechannel' },
@@ -32,7 +32,7 @@ export async function runBrowser(cfg, log) {
       `page crossOriginIsolated=${isolated}, so performance.now() resolution is ${isolated ? '5 µs' : '100 µs'}: browser samples are multiples of it, and each p50/p99 is interpolated within its step (bench/README.md, "What is measured")`);
     let oopif = null;
     const libs = selected(LIBS, cfg.contenders);
-    for (const [key, tr] of Object.entries(BROWSER_TRANSPORTS)) {
+    for (const [key, tr] of selectedTransports(BROWSER_TRANSPORTS, cfg.transports)) {
       results[key] = {};
       for (const lib of libs) results[key][lib] = { small: [], large: [] };
       for (let rep = 0; rep < cfg.reps; rep++) {
@@ -50,9 +50,11 @@ export async function runBrowser(cfg, log) {
       'with COEP require-corp + CORP cross-origin, and the page stays cross-origin isolated); ' +
       'every contender posts with that explicit targetOrigin and checks the sender\'s origin; ' +
       `the frame ${oopif === true ? 'runs in its own renderer process (out-of-process iframe, per CDP)' : oopif === false ? 'was NOT reported as an out-of-process iframe by CDP' : devtools ? 'process could not be checked (CDP)' : 'process is not checked without DevTools (--devtools asks CDP)'}`);
-    const t0 = Date.now();
-    heap = await call('benchHeap', cfg.heapCalls);
-    log(`Chromium weft wasm heap: ${heap.before} B before, ${heap.mid} B halfway, ${heap.after} B after ${heap.calls} calls (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    if (!cfg.transports) {  // a --transports run is a latency/throughput check only
+      const t0 = Date.now();
+      heap = await call('benchHeap', cfg.heapCalls);
+      log(`Chromium weft wasm heap: ${heap.before} B before, ${heap.mid} B halfway, ${heap.after} B after ${heap.calls} calls (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    }
   } finally {
     await close();
   }

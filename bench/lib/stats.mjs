@@ -51,6 +51,15 @@ export function selected(all, contenders) {
   return contenders ? all.filter((l) => l.startsWith('raw') || contenders.includes(l)) : all;
 }
 
+/**
+ * The entries of a table of transports `--transports` keeps (its keys, e.g.
+ * chromium-iframe), every entry without the flag; a key no table holds is an
+ * error (bench/run.mjs checks them against every table).
+ */
+export function selectedTransports(table, keys) {
+  return Object.entries(table).filter(([k]) => !keys || keys.includes(k));
+}
+
 /** Order of contenders for repetition `rep`: forward on even reps, reversed on odd. */
 export function alternate(list, rep) {
   return rep % 2 === 0 ? list.slice() : list.slice().reverse();

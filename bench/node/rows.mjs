@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { once } from 'node:events';
 import { serve, connect, CONTENDERS } from './contenders.mjs';
 import { measureCall } from '../lib/measure.mjs';
-import { alternate, selected } from '../lib/stats.mjs';
+import { alternate, selected, selectedTransports } from '../lib/stats.mjs';
 import * as weft from '../../js/index.js';
 
 const BIG = 'x'.repeat(64 * 1024);
@@ -35,7 +35,7 @@ export const NODE_TRANSPORTS = {
 export async function runNode(cfg, log) {
   const out = {};
   const libs = selected(CONTENDERS, cfg.contenders);
-  for (const [key, t] of Object.entries(NODE_TRANSPORTS)) {
+  for (const [key, t] of selectedTransports(NODE_TRANSPORTS, cfg.transports)) {
     out[key] = {};
     for (const lib of libs) out[key][lib] = { small: [], large: [] };
     for (let rep = 0; rep < cfg.reps; rep++) {

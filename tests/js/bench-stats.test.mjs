@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { latency } from '../../bench/lib/measure.mjs';
-import { percentile, steppedPercentile, timerStep } from '../../bench/lib/stats.mjs';
+import { percentile, selectedTransports, steppedPercentile, timerStep } from '../../bench/lib/stats.mjs';
 
 const sorted = (xs) => Float64Array.from(xs).sort();
 const repeat = (v, n) => Array(n).fill(v);
@@ -50,4 +50,17 @@ test('latency: a clock on no grid gives plain percentiles and step 0', async () 
   assert.equal(r.step, 0);
   assert.equal(r.n, 200);
   assert.ok(r.p50 > 0 && r.p99 >= r.p50);
+});
+
+test('selectedTransports: --transports keeps the rows it names, in the table\'s order', () => {
+  const table = { a: 1, b: 2, c: 3 };
+  assert.deepEqual(selectedTransports(table, ['c', 'a']), [['a', 1], ['c', 3]]);
+  assert.deepEqual(selectedTransports(table, null), [['a', 1], ['b', 2], ['c', 3]]);
+});
+
+test('bench/run.mjs: a --transports key no row has is refused, naming the rows there are', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync(process.execPath, [new URL('../../bench/run.mjs', import.meta.url).pathname, '--transports', 'chromium-ifrme'], { encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--transports: no row chromium-ifrme \(Node and Chromium rows: .*chromium-iframe,/);
 });
