@@ -32,18 +32,21 @@ echo "== Catch2 tests (ctest)"
 echo "== API reference (Doxygen, TypeDoc; any warning fails)"
 bash scripts/docs.sh
 
+# --test-force-exit: a test file that fails with a port or socket still open
+# would otherwise keep its process, and so the whole run, alive until CI's
+# time runs out; the failure must be reported, not turned into a hang.
 node_dirs=()
 for d in tests/js tests/host; do
   if compgen -G "$d/*.test.mjs" >/dev/null; then node_dirs+=("$d"/*.test.mjs); fi
 done
 if [ ${#node_dirs[@]} -gt 0 ]; then
   echo "== Node tests (node --test)"
-  WEFT_BIN="$PWD/build/native-host/weft" node --test --test-concurrency=1 "${node_dirs[@]}"
+  WEFT_BIN="$PWD/build/native-host/weft" node --test --test-concurrency=1 --test-force-exit "${node_dirs[@]}"
 fi
 
 if compgen -G "tests/browser/*.test.mjs" >/dev/null; then
   echo "== browser tests (Debian's Chromium via playwright-core)"
-  node --test --test-concurrency=1 tests/browser/
+  node --test --test-concurrency=1 --test-force-exit tests/browser/
 fi
 
 # The bench harness end to end on the Node rows, briefly (bench/run.mjs
@@ -70,7 +73,7 @@ if [ "${WEFT_SKIP_SANITIZE:-0}" != 1 ]; then
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   (cd build-asan && ctest --output-on-failure -j"$JOBS")
   WEFT_BIN="$PWD/build-asan/native-host/weft" WEFT_SANITIZED=1 \
-    node --test --test-concurrency=1 tests/host/*.test.mjs
+    node --test --test-concurrency=1 --test-force-exit tests/host/*.test.mjs
   unset ASAN_OPTIONS UBSAN_OPTIONS
 fi
 

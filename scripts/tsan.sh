@@ -50,7 +50,7 @@ echo "== ctest under TSan"
 
 echo "== host tests against the TSan-built weft"
 WEFT_BIN="$PWD/build-tsan/native-host/weft" WEFT_SANITIZED=1 \
-  node --test --test-concurrency=1 tests/host/*.test.mjs || status=1
+  node --test --test-concurrency=1 --test-force-exit tests/host/*.test.mjs || status=1
 unset TSAN_OPTIONS
 
 found=0
