@@ -63,8 +63,8 @@ export function dispatch(ep, fn, token, params, rid = NaN) {
     return A.DISPATCH_DONE;
   }
   if (typeof then === 'function') {
-    const t = ctx.token;
-    ep.serving[t] = ctx;
+    const t = ctx.token;  // -1 on a closed endpoint: the answer is dropped (mine())
+    if (t >= 0) ep.serving[t] = ctx;
     // Cancelled, the token is no longer this request's (requestCancelled): a
     // late answer is dropped, as the core drops one (docs/protocol.md).
     const mine = () => {

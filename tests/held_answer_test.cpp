@@ -438,3 +438,26 @@ TEST_CASE("release_held and rehold on a closed Peer: nothing let go, nothing hel
   CHECK(k.sent.empty());
   CHECK(k.results.empty());
 }
+
+TEST_CASE("defer_held on a closed Peer serves nothing: no Reply, nothing in flight, nothing sent", "[peer][held][release]") {
+  Releasing l;
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  REQUIRE(l.held == 1);
+  l.peer->close();
+  CHECK(l.peer->defer_held().done());
+  CHECK(l.peer->in_flight() == 0);
+  CHECK_FALSE(l.peer->answer_held(Result<json>(json(1))));  // dropped, not still held
+  CHECK(l.sent.empty());
+}
+
+TEST_CASE("rehold while another request's answer is held: refused, the other stays held and answers as its own", "[peer][held][release]") {
+  Releasing l;
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":1})");
+  REQUIRE(l.peer->release_held());
+  l.in(R"({"jsonrpc":"2.0","method":"m","id":2})");  // held, as a request received inside a handler
+  REQUIRE(l.held == 2);
+  CHECK_FALSE(l.peer->rehold(Id::integer(1)));
+  CHECK(l.peer->answer_held(Result<json>(json(2))));
+  CHECK(l.results == std::vector<std::string>{R"({"jsonrpc":"2.0","result":2,"id":2})"});
+  CHECK(l.sent.empty());
+}

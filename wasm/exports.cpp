@@ -36,8 +36,11 @@ bool exact_int_id(double id) {
 
 // Holds again the request weft_request let go (RECEIVED_RELEASED), `rid`
 // its id (NaN: none), so that it is answered as a held one (Peer::rehold).
-void rehold(Host& x, double rid) {
-  if (exact_int_id(rid)) x.peer->rehold(Id::integer(static_cast<std::int64_t>(rid)));
+// False when it could not be (a closed Peer, or another request's answer
+// held): the caller then answers nothing, rather than the other request.
+bool rehold(Host& x, double rid) {
+  if (rid != rid) return true;  // NaN: the request was never let go
+  return exact_int_id(rid) && x.peer->rehold(Id::integer(static_cast<std::int64_t>(rid)));
 }
 
 double note_deadline(Host* x) {
@@ -245,8 +248,7 @@ EMSCRIPTEN_KEEPALIVE int weft_method(int h, std::size_t nlen, int fn, int flags,
 // let go (RECEIVED_RELEASED), held again first (Peer::rehold); NaN: none.
 EMSCRIPTEN_KEEPALIVE int weft_defer_held(int h, double rid) {
   Host* x = host(h);
-  if (!x) return -1;
-  rehold(*x, rid);
+  if (!x || !rehold(*x, rid)) return -1;
   Reply r = x->peer->defer_held();
   if (r.done()) return -1;
   const int token = x->store(std::move(r));
@@ -300,8 +302,7 @@ EMSCRIPTEN_KEEPALIVE int weft_reply_error(int h, int token, double code, std::si
   Host* x = host(h);
   if (!x) return 0;
   const bool held = token == abi::TOKEN_HELD;
-  if (held) rehold(*x, rid);
-  if (!held && !x->has(token)) {
+  if ((held && !rehold(*x, rid)) || (!held && !x->has(token))) {
     if (handle >= 0) {
       std::optional<json> v = value_marker(handle);
       give_back(h, v);

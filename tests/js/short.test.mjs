@@ -323,3 +323,81 @@ for (const how of ['destroy', 'transport close']) {
     }
   });
 }
+
+// A request let go (RECEIVED_RELEASED) is served as a held one is, in every
+// way a user can see: each case runs with the short ways taken and with them
+// declining (the answer then held in the core), over a transport that
+// delivers at once and clones what it sends, as postMessage does.
+function directServer(options) {
+  const sent = [];
+  let deliver, closed;
+  const t = {
+    send: (m) => sent.push(structuredClone(m)),
+    onMessage: (f) => { deliver = f; },
+    onClose: (f) => { closed = f; },
+  };
+  const server = new JSONRPCServer(t, options);
+  return { server, sent, deliver: (m) => deliver(m), close: () => closed() };
+}
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+async function bothWays(body) {
+  await ready;
+  for (const short of [true, false]) {
+    Object.assign(X, short ? real : declining);
+    try { await body(short ? 'short ways taken' : 'short ways declining'); } finally { Object.assign(X, real); }
+  }
+}
+
+test('a request let go whose result cannot be sent is answered -32603, saying why', T, () => bothWays(async (way) => {
+  const { server, sent, deliver } = directServer();
+  server.method('fn', () => ({ f() {} }));
+  try {
+    await settle();
+    deliver({ ...V, method: 'fn', id: 1 });
+    await settle();  // a send failure is reported after the send (js/pack.js)
+    assert.equal(sent.length, 1, way);
+    assert.equal(sent[0].id, 1, way);
+    assert.equal(sent[0].error?.code, -32603, `${way}: ${JSON.stringify(sent[0])}`);
+    assert.match(sent[0].error.message, /could not be sent/, way);
+  } finally { server.destroy(); }
+}));
+
+test('a request let go is in flight while its handler runs: stats().inFlight, and maxInFlight refuses the next with -32003', T, () => bothWays(async (way) => {
+  const { server, sent, deliver } = directServer({ limits: { maxInFlight: 1 } });
+  let finish;
+  server.method('slow', () => new Promise((resolve) => { finish = resolve; }));
+  try {
+    await settle();
+    deliver({ ...V, method: 'slow', id: 1 });
+    assert.equal(server.stats().inFlight, 1, way);
+    deliver({ ...V, method: 'slow', id: 2 });
+    assert.equal(sent.length, 1, way);
+    assert.deepEqual([sent[0].id, sent[0].error?.code], [2, -32003], way);
+    finish('done');
+    await settle();
+    assert.deepEqual(sent[1], { ...V, result: 'done', id: 1 }, way);
+    assert.equal(server.stats().inFlight, 0, way);
+  } finally { server.destroy(); }
+}));
+
+for (const how of ['destroy', 'transport close']) {
+  test(`a request whose handler closes its endpoint (${how}) and answers later is not answered, and not left in flight`, T, () => bothWays(async (way) => {
+    const diags = [];
+    const d = directServer({ onDiagnostic: (k) => diags.push(k) });
+    let finish;
+    d.server.method('bye', () => {
+      if (how === 'destroy') d.server.destroy();
+      else d.close();
+      return new Promise((resolve) => { finish = resolve; });
+    });
+    try {
+      await settle();
+      assert.doesNotThrow(() => d.deliver({ ...V, method: 'bye', id: 1 }), way);
+      if (how !== 'destroy') assert.equal(d.server.stats().inFlight, 0, way);
+      finish('never sent');
+      await settle();
+      assert.deepEqual(d.sent, [], way);
+    } finally { d.server.destroy(); }
+  }));
+}

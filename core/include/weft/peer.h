@@ -422,7 +422,8 @@ class Peer {
   // (`answer` is then left as it was).
   bool answer_held(Result<json>&& answer);
   // The held request as one served asynchronously instead: its Reply, as
-  // Deferral::reply() would have given it (done when none is held).
+  // Deferral::reply() would have given it (done when none is held, or on a
+  // closed Peer: the held answer is then dropped, as close() drops answers).
   Reply defer_held();
   // Lets go of the held request when its answer, were it a result, would
   // go to PeerOptions::send_result as it is: a request received alone,
@@ -432,7 +433,8 @@ class Peer {
   // the WebAssembly binding); or, for any other answer (an error, one given
   // later), gives the request back with rehold() first. False, and it stays
   // held, otherwise. A request let go is not in flight for $/cancelRequest,
-  // as a held one is not.
+  // as a held one is not. Once the Peer has closed, the host sends nothing
+  // for a request it let go (send_result is never called after close()).
   bool release_held();
   // Holds request `id` again as release_held() let it go, to be answered
   // through answer_held() or defer_held(). False on a closed Peer, or while

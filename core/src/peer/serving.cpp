@@ -491,7 +491,9 @@ bool Peer::rehold(const Id& id) {
 Reply Peer::defer_held() {
   detail::PeerState& s = *s_;
   detail::PeerState::Held h;
-  if (!take_held(s, h)) return Reply();
+  // Closed: nothing is sent any more, so nothing is served either (it would
+  // count in flight on a Peer that will never answer it).
+  if (!take_held(s, h) || s.closed) return Reply();
   return s.make_reply(s.serve(h.request ? &h.id : nullptr, h.batch, h.index, std::move(h.out), h.started_us));
 }
 
