@@ -3,10 +3,12 @@
 // window.benchBlocks(transport, lib, blocks, size) times sequential small
 // calls in blocks, and window.benchBlocksAlternating(transport, libs, reps)
 // takes turns at it (bench/browser/blocks.mjs).
+// window.benchPaired(transport, libs, kind, rounds, ms) takes turns at short
+// throughput bursts (bench/browser/paired.mjs).
 // window.benchHeap(calls) checks weft's wasm heap over many calls in a row.
 // ?frame=ORIGIN is the second site that serves the cross-site iframe.
 import { serve, connect, portLink, workerLink, windowLink } from './contenders.mjs';
-import { measureCall } from '/bench/lib/measure.mjs';
+import { measureCall, throughput } from '/bench/lib/measure.mjs';
 import { ready, heapUsed } from '/js/index.js';
 
 const BIG = 'x'.repeat(64 * 1024);
@@ -102,6 +104,40 @@ window.benchBlocksAlternating = async (transport, libs, reps) => {
     for (const lib of rep % 2 ? [...libs].reverse() : libs) got[lib].push(await window.benchBlocks(transport, lib, n / 10, 10));
   }
   return got;
+};
+
+/**
+ * Paired throughput: every one of `libs` opened at once and checked, then
+ * `rounds` rounds in which each in turn (the order reversed every other
+ * round) keeps 256 `kind` calls ('small' or 'large') in flight for `ms`, on
+ * a collected heap: { lib: [calls/s, ...] }, round by round. A slow spell of
+ * the machine falls on both bursts of a round, where benchOne's repetitions,
+ * a minute apart, each meet their own.
+ */
+window.benchPaired = async (transport, libs, kind, rounds, ms) => {
+  const opened = [];
+  try {
+    for (const lib of libs) {
+      const ch = await open(transport, lib);
+      opened.push(ch);
+      ch.c = await connect(lib, ch.link, BIG);
+      const v = await ch.c.small();
+      if (v !== 3) throw new Error(`${transport} ${lib}: add({a:1,b:2}) answered ${JSON.stringify(v)}, not 3`);
+      const e = await ch.c.large();
+      if (e !== BIG) throw new Error(`${transport} ${lib}: the 64 KiB echo came back different`);
+      await throughput(ch.c[kind], 256, 200);  // warm up
+    }
+    const got = Object.fromEntries(libs.map((l) => [l, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const i of r % 2 ? libs.map((_, j) => libs.length - 1 - j) : libs.map((_, j) => j)) {
+        globalThis.gc?.();
+        got[libs[i]].push((await throughput(opened[i].c[kind], 256, ms)).rate);
+      }
+    }
+    return got;
+  } finally {
+    for (const ch of opened) { ch.c?.close(); ch.close(); }
+  }
 };
 
 /** `calls` small weft calls in a row over a MessageChannel, 256 in flight: heapUsed()

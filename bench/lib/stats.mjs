@@ -68,3 +68,37 @@ export function alternate(list, rep) {
 export const fmtUs = (x) => (Number.isFinite(x) ? (x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0)) : '—');
 export const fmtRate = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
 export const fmtRatio = (x) => (Number.isFinite(x) ? x.toFixed(2) + '×' : '—');
+
+/**
+ * A 95 % confidence interval for the median of `xs`, free of any assumption
+ * about their distribution: the order statistics x(k) and x(n+1-k), k the
+ * largest rank with P(Binomial(n, 1/2) < k) ≤ 2.5 % (each sample falls
+ * below the true median with probability 1/2). [NaN, NaN] for fewer than 6
+ * samples, where no such k exists.
+ */
+export function medianInterval(xs) {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const n = s.length;
+  let below = 0;    // P(Binomial(n, 1/2) < k)
+  let term = 0.5 ** n;  // P(Binomial(n, 1/2) = k - 1), from k = 1
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    if (below + term > 0.025) break;
+    below += term;
+    term = (term * (n - j)) / (j + 1);
+    k = j + 1;
+  }
+  return k >= 1 ? [s[k - 1], s[n - k]] : [NaN, NaN];
+}
+
+/**
+ * What a paired comparison's ratios say about "A no slower than B" (a
+ * ratio A ÷ B where higher is better): 'faster' when the median's 95 %
+ * interval (medianInterval) lies above 1, 'slower' when below, else
+ * 'no difference shown'.
+ */
+export function pairedVerdict(ratios) {
+  const [lo, hi] = medianInterval(ratios);
+  if (!Number.isFinite(lo)) return 'too few rounds';
+  return lo > 1 ? 'faster' : hi < 1 ? 'slower' : 'no difference shown';
+}

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { latency } from '../../bench/lib/measure.mjs';
-import { percentile, selectedTransports, steppedPercentile, timerStep } from '../../bench/lib/stats.mjs';
+import { medianInterval, pairedVerdict, percentile, selectedTransports, steppedPercentile, timerStep } from '../../bench/lib/stats.mjs';
 
 const sorted = (xs) => Float64Array.from(xs).sort();
 const repeat = (v, n) => Array(n).fill(v);
@@ -63,4 +63,22 @@ test('bench/run.mjs: a --transports key no row has is refused, naming the rows t
   const r = spawnSync(process.execPath, [new URL('../../bench/run.mjs', import.meta.url).pathname, '--transports', 'chromium-ifrme'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--transports: no row chromium-ifrme \(Node and Chromium rows: .*chromium-iframe,/);
+});
+
+test('medianInterval: the order statistics a Binomial(n, 1/2) puts 95 % between', () => {
+  const xs = Array.from({ length: 20 }, (_, i) => 20 - i);  // 20..1, unsorted
+  // n = 20: P(B < 6) = 0.0207, P(B < 7) = 0.0577, so k = 6: x(6) and x(15).
+  assert.deepEqual(medianInterval(xs), [6, 15]);
+  // n = 6: P(B < 1) = 0.0156, P(B < 2) = 0.109: the extremes.
+  assert.deepEqual(medianInterval([3, 1, 2, 6, 5, 4]), [1, 6]);
+  assert.deepEqual(medianInterval([1, 2, 3, 4, 5]), [NaN, NaN], 'five samples cannot give 95 %');
+  assert.deepEqual(medianInterval([1, NaN, 2]), [NaN, NaN], 'NaN is no sample');
+});
+
+test('pairedVerdict: faster or slower only when the interval leaves 1 out', () => {
+  const around = (c) => Array.from({ length: 20 }, (_, i) => c + (i - 10) * 0.002);
+  assert.equal(pairedVerdict(around(1.05)), 'faster');
+  assert.equal(pairedVerdict(around(0.95)), 'slower');
+  assert.equal(pairedVerdict(around(1.0)), 'no difference shown');
+  assert.equal(pairedVerdict([1.1, 1.2]), 'too few rounds');
 });
