@@ -9,7 +9,7 @@
 // 6), where a slow spell a minute long decides a repetition.
 //   node bench/browser/paired.mjs 'A,B' [--transport messagechannel|worker|iframe|iframe-cross]
 //        [--kind small|large] [--rounds 30] [--ms 300] [--devtools]
-// Writes bench/results/<date>-paired-<transport>-<kind>.md (--no-save: not).
+// Writes bench/results/<date>-paired-<transport>-<kind>-<A>-vs-<B>.md (--no-save: not).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,7 +70,9 @@ console.log(lines.join('\n'));
 if (save) {
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'results');
   const stamp = new Date().toISOString().replace(/[:]/g, '').replace(/\..*/, 'Z');
-  const file = path.join(dir, `${stamp}-paired-${transport}-${kind}.md`);
+  // The contenders in the name too: one row is often paired with several.
+  const slug = libs.map((l) => l.replace(/ → /g, '-to-').replace(/[^\w.-]+/g, '')).join('-vs-');
+  const file = path.join(dir, `${stamp}-paired-${transport}-${kind}-${slug}.md`);
   fs.writeFileSync(file, lines.join('\n') + '\n');
   console.log(`\nwritten: bench/results/${path.basename(file)}`);
 }
