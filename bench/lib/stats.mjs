@@ -95,7 +95,8 @@ export function medianInterval(xs) {
  * What a paired comparison's ratios say about "A no slower than B" (a
  * ratio A ÷ B where higher is better): 'faster' when the median's 95 %
  * interval (medianInterval) lies above 1, 'slower' when below, else
- * 'no difference shown'.
+ * 'no difference shown'; 'too few rounds' below 6, where no 95 % interval
+ * exists.
  */
 export function pairedVerdict(ratios) {
   const [lo, hi] = medianInterval(ratios);
